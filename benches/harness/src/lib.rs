@@ -1,0 +1,55 @@
+//! dbus-matrix harness: everything adapters share.
+//!
+//! - [`scenario`]: the scenario ids and what they carry;
+//! - [`payload`]: the canonical values, as plain Rust values;
+//! - [`wire`]: the reference D-Bus codec (canonical bytes, decoding);
+//! - [`verify`]: checks run before anything is timed;
+//! - [`adapter`]: the [`adapter::Codec`] trait adapters implement;
+//! - [`cli`]: the adapter command line and criterion timing;
+//! - [`results`]: the results schema;
+//! - [`digest`], [`alloc`]: field digests and the counting allocator.
+
+pub mod adapter;
+pub mod alloc;
+pub mod cli;
+pub mod digest;
+pub mod payload;
+pub mod results;
+pub mod scenario;
+pub mod verify;
+pub mod wire;
+
+pub use adapter::{AdapterInfo, Codec};
+pub use digest::Digest;
+pub use payload::{Body, Unit};
+pub use scenario::Shape;
+
+/// Defines `main` for an adapter binary and installs the counting allocator.
+///
+/// ```ignore
+/// harness::adapter_main!(id: "zbus-6", library: "zbus", codec: MyCodec::new());
+/// ```
+/// `version` defaults to `DBUS_MATRIX_LIBRARY_VERSION`, set by the adapter's
+/// build script through `lockfile::emit_library_version`.
+#[macro_export]
+macro_rules! adapter_main {
+    (id: $id:literal, library: $lib:literal, codec: $make:expr) => {
+        $crate::adapter_main!(
+            id: $id,
+            library: $lib,
+            version: env!("DBUS_MATRIX_LIBRARY_VERSION"),
+            codec: $make
+        );
+    };
+    (id: $id:literal, library: $lib:literal, version: $ver:expr, codec: $make:expr) => {
+        #[global_allocator]
+        static ALLOCATOR: $crate::alloc::CountingAllocator = $crate::alloc::CountingAllocator;
+
+        fn main() -> std::process::ExitCode {
+            $crate::cli::main(
+                $crate::adapter::AdapterInfo { id: $id, library: $lib, version: $ver },
+                || $make,
+            )
+        }
+    };
+}

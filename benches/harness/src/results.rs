@@ -1,0 +1,141 @@
+//! The results schema (docs/results-schema.md describes it for readers).
+//! One results file per run; adapters write one [`Measurement`] per cell and
+//! the runner collects them into a [`ResultsFile`].
+//!
+//! Compatibility rule: readers accept any file whose `schema_version` is at
+//! most [`SCHEMA_VERSION`]; new optional fields do not bump it, removed or
+//! re-meant fields do.
+
+use serde::{Deserialize, Serialize};
+
+pub const SCHEMA_VERSION: u32 = 1;
+/// Written into every results file so that foreign JSON is recognised.
+pub const FORMAT_NAME: &str = "dbus-matrix-results";
+
+/// A point estimate with its 95% confidence interval, in nanoseconds.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Estimate {
+    pub point: f64,
+    pub lower: f64,
+    pub upper: f64,
+}
+
+/// Wall time per operation as estimated by criterion.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct WallTime {
+    pub median_ns: Estimate,
+    pub mean_ns: Estimate,
+    pub std_dev_ns: f64,
+    /// Number of criterion samples.
+    pub samples: usize,
+    /// Total timed iterations over all samples.
+    pub iterations: u64,
+    /// Per-sample time per iteration (ns), for rank tests when comparing runs.
+    pub sample_ns: Vec<f64>,
+}
+
+/// Heap use per operation, from the counting allocator.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct AllocCost {
+    pub allocations_per_op: f64,
+    pub bytes_per_op: f64,
+}
+
+/// What one adapter process measured for one cell.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Measurement {
+    pub wall: WallTime,
+    /// Bytes processed per operation (the wire message length).
+    pub throughput_bytes: u64,
+    pub alloc: Option<AllocCost>,
+    /// Instructions per operation under callgrind (set by the runner).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions_per_op: Option<f64>,
+    /// Allowed differences seen when verifying before timing.
+    pub verification_notes: Vec<String>,
+}
+
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum CellStatus {
+    Ok,
+    Unsupported,
+    Failed,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Cell {
+    pub adapter: String,
+    pub scenario: String,
+    /// The bus for IPC scenarios; absent for marshal/demarshal.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bus: Option<String>,
+    pub status: CellStatus,
+    /// Why a cell is unsupported or failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measurement: Option<Measurement>,
+    /// Wall-clock seconds the cell took, including verification and warm-up.
+    pub elapsed_s: f64,
+}
+
+impl Cell {
+    pub fn key(&self) -> (String, String, Option<String>) {
+        (self.adapter.clone(), self.scenario.clone(), self.bus.clone())
+    }
+
+    pub fn median_ns(&self) -> Option<f64> {
+        self.measurement.as_ref().map(|m| m.wall.median_ns.point)
+    }
+}
+
+/// One adapter as it was in this run.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct AdapterRecord {
+    pub id: String,
+    pub library: String,
+    pub version: String,
+    #[serde(default)]
+    pub baseline: bool,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Environment {
+    pub rustc: String,
+    pub cpu_model: String,
+    pub cpus: usize,
+    pub memory_bytes: u64,
+    pub kernel: String,
+    pub os: String,
+    /// SHA-256 prefix of the hostname: tells machines apart without naming them.
+    pub hostname_hash: String,
+    /// "host", or "nixos-vm" with the VM's cores and memory above.
+    pub mode: String,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct RunInfo {
+    /// RFC 3339 UTC.
+    pub started_at: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finished_at: Option<String>,
+    pub profile: String,
+    /// Git revision of the checkout (or the flake's `self.rev`), "-dirty" when modified.
+    pub revision: String,
+    pub tool_version: String,
+    /// The command line that produced this file.
+    pub command: Vec<String>,
+    /// False while the run is going on or when it was interrupted.
+    pub complete: bool,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct ResultsFile {
+    pub format: String,
+    pub schema_version: u32,
+    pub run: RunInfo,
+    pub environment: Environment,
+    pub adapters: Vec<AdapterRecord>,
+    pub cells: Vec<Cell>,
+}
