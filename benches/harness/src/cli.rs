@@ -130,7 +130,11 @@ fn find_scenario(id: &str) -> Result<&'static Scenario> {
     })
 }
 
-fn run<C: Codec>(info: AdapterInfo, make: impl FnOnce() -> C, command: Command) -> Result<ExitCode> {
+fn run<C: Codec>(
+    info: AdapterInfo,
+    make: impl FnOnce() -> C,
+    command: Command,
+) -> Result<ExitCode> {
     let mut codec = make();
     let scenario_id = match &command {
         Command::List => {
@@ -141,7 +145,11 @@ fn run<C: Codec>(info: AdapterInfo, make: impl FnOnce() -> C, command: Command) 
                 scenarios: scenario::all()
                     .map(|s| {
                         let reason = codec.unsupported(s);
-                        ScenarioSupport { id: s.id.into(), supported: reason.is_none(), reason }
+                        ScenarioSupport {
+                            id: s.id.into(),
+                            supported: reason.is_none(),
+                            reason,
+                        }
                     })
                     .collect(),
             };
@@ -174,10 +182,19 @@ fn run<C: Codec>(info: AdapterInfo, make: impl FnOnce() -> C, command: Command) 
             let mut bytes = Vec::new();
             std::io::stdin().read_to_end(&mut bytes)?;
             let mut digest = Digest::new();
-            codec.demarshal(&bytes, scenario.shape(), &mut digest).context("demarshal failed")?;
+            codec
+                .demarshal(&bytes, scenario.shape(), &mut digest)
+                .context("demarshal failed")?;
             println!("{:016x}", digest.finish());
         }
-        Command::Bench { result, criterion_dir, sample_size, warm_up, measurement, .. } => {
+        Command::Bench {
+            result,
+            criterion_dir,
+            sample_size,
+            warm_up,
+            measurement,
+            ..
+        } => {
             let prepared = prepare(&mut codec, scenario)?;
             let alloc = count_allocations(&mut codec, &prepared.input);
             let scratch;
@@ -193,7 +210,14 @@ fn run<C: Codec>(info: AdapterInfo, make: impl FnOnce() -> C, command: Command) 
                 warm_up: Duration::from_secs_f64(warm_up),
                 measurement: Duration::from_secs_f64(measurement),
             };
-            let wall = time_with_criterion(&mut codec, &prepared.input, info.id, scenario, &settings, &dir)?;
+            let wall = time_with_criterion(
+                &mut codec,
+                &prepared.input,
+                info.id,
+                scenario,
+                &settings,
+                &dir,
+            )?;
             let m = Measurement {
                 wall,
                 throughput_bytes: prepared.throughput_bytes,
@@ -236,7 +260,9 @@ fn prepare<C: Codec>(codec: &mut C, scenario: &Scenario) -> Result<Prepared> {
         Kind::Demarshal => {
             let bytes = wire::canonical_signal(&body);
             let mut digest = Digest::new();
-            codec.demarshal(&bytes, scenario.shape(), &mut digest).context("demarshal failed")?;
+            codec
+                .demarshal(&bytes, scenario.shape(), &mut digest)
+                .context("demarshal failed")?;
             verify::verify_digest(digest.finish(), &body)
                 .with_context(|| format!("verification of {} failed", scenario.id))?;
             Ok(Prepared {
@@ -253,7 +279,11 @@ fn prepare<C: Codec>(codec: &mut C, scenario: &Scenario) -> Result<Prepared> {
 fn operation<'a, C: Codec>(codec: &'a mut C, input: &'a Input) -> impl FnMut() + 'a {
     move || match input {
         Input::Marshal(body) => {
-            black_box(codec.marshal(black_box(body)).expect("marshal failed after verification"));
+            black_box(
+                codec
+                    .marshal(black_box(body))
+                    .expect("marshal failed after verification"),
+            );
         }
         Input::Demarshal(bytes, shape) => {
             let mut digest = Digest::new();
@@ -366,14 +396,23 @@ fn find_file(dir: &Path, suffix: &Path) -> Option<PathBuf> {
 
 /// Reads criterion's saved estimates back (criterion keeps them on disk only).
 pub fn read_criterion_output(dir: &Path) -> Result<WallTime> {
-    let est_path = find_file(dir, Path::new("new/estimates.json"))
-        .with_context(|| format!("criterion wrote no new/estimates.json under {}", dir.display()))?;
+    let est_path = find_file(dir, Path::new("new/estimates.json")).with_context(|| {
+        format!(
+            "criterion wrote no new/estimates.json under {}",
+            dir.display()
+        )
+    })?;
     let sample_path = est_path.with_file_name("sample.json");
     let est: CriterionEstimates = serde_json::from_slice(&std::fs::read(&est_path)?)
         .with_context(|| format!("parsing {}", est_path.display()))?;
     let sample: CriterionSample = serde_json::from_slice(&std::fs::read(&sample_path)?)
         .with_context(|| format!("parsing {}", sample_path.display()))?;
-    let sample_ns: Vec<f64> = sample.iters.iter().zip(&sample.times).map(|(i, t)| t / i).collect();
+    let sample_ns: Vec<f64> = sample
+        .iters
+        .iter()
+        .zip(&sample.times)
+        .map(|(i, t)| t / i)
+        .collect();
     Ok(WallTime {
         median_ns: (&est.median).into(),
         mean_ns: (&est.mean).into(),
@@ -396,7 +435,10 @@ impl TempDir {
                 return Ok(TempDir(p));
             }
         }
-        bail!("could not create a temporary directory in {}", base.display())
+        bail!(
+            "could not create a temporary directory in {}",
+            base.display()
+        )
     }
 }
 

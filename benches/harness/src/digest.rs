@@ -19,7 +19,9 @@ impl Default for Digest {
 
 impl Digest {
     pub fn new() -> Self {
-        Digest { h: 0xcbf2_9ce4_8422_2325 }
+        Digest {
+            h: 0xcbf2_9ce4_8422_2325,
+        }
     }
 
     #[inline]

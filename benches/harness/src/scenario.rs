@@ -66,15 +66,34 @@ macro_rules! pair {
 }
 
 static SCENARIOS: [[Scenario; 2]; 4] = [
-    pair!("mixed", payload::mixed, "10 units of st(ts)a{si}atas; dict A..E, 15 x u64::MAX, [\"\"]"),
-    pair!("big-array", payload::big_array, "1 unit with an array of 10240 u64 zeros"),
-    pair!("str-array", payload::str_array, "1 unit with an array of 10240 strings"),
-    pair!("asv-dict", payload::asv_dict, "a{sv} of 10240 string variants (the properties pattern)"),
+    pair!(
+        "mixed",
+        payload::mixed,
+        "10 units of st(ts)a{si}atas; dict A..E, 15 x u64::MAX, [\"\"]"
+    ),
+    pair!(
+        "big-array",
+        payload::big_array,
+        "1 unit with an array of 10240 u64 zeros"
+    ),
+    pair!(
+        "str-array",
+        payload::str_array,
+        "1 unit with an array of 10240 strings"
+    ),
+    pair!(
+        "asv-dict",
+        payload::asv_dict,
+        "a{sv} of 10240 string variants (the properties pattern)"
+    ),
 ];
 
 /// Every scenario, marshal ones first.
 pub fn all() -> impl Iterator<Item = &'static Scenario> {
-    SCENARIOS.iter().map(|p| &p[0]).chain(SCENARIOS.iter().map(|p| &p[1]))
+    SCENARIOS
+        .iter()
+        .map(|p| &p[0])
+        .chain(SCENARIOS.iter().map(|p| &p[1]))
 }
 
 pub fn find(id: &str) -> Option<&'static Scenario> {
@@ -95,6 +114,9 @@ mod tests {
         assert_eq!(ids.len(), 8);
         assert!(find("marshal/mixed").is_some());
         assert!(find("marshal/nope").is_none());
-        assert_eq!(find("demarshal/mixed").unwrap().shape(), Shape::Units { count: 10 });
+        assert_eq!(
+            find("demarshal/mixed").unwrap().shape(),
+            Shape::Units { count: 10 }
+        );
     }
 }

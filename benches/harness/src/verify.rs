@@ -21,16 +21,36 @@ pub struct Verdict {
 }
 
 pub fn verify_signal(bytes: &[u8], body: &Body) -> Result<Verdict> {
-    let msg = wire::decode_message(bytes).context("the emitted bytes are not one well-formed D-Bus message")?;
+    let msg = wire::decode_message(bytes)
+        .context("the emitted bytes are not one well-formed D-Bus message")?;
     let h = &msg.header;
     let mut notes = Vec::new();
-    ensure!(h.endian == b'l', "endianness is {:?}, the scenario requires little endian", h.endian as char);
-    ensure!(h.message_type == wire::MESSAGE_SIGNAL, "message type is {}, expected 4 (signal)", h.message_type);
-    ensure!(h.version == 1, "protocol version is {}, expected 1", h.version);
-    ensure!(h.serial == payload::SERIAL, "serial is {}, expected {}", h.serial, payload::SERIAL);
+    ensure!(
+        h.endian == b'l',
+        "endianness is {:?}, the scenario requires little endian",
+        h.endian as char
+    );
+    ensure!(
+        h.message_type == wire::MESSAGE_SIGNAL,
+        "message type is {}, expected 4 (signal)",
+        h.message_type
+    );
+    ensure!(
+        h.version == 1,
+        "protocol version is {}, expected 1",
+        h.version
+    );
+    ensure!(
+        h.serial == payload::SERIAL,
+        "serial is {}, expected {}",
+        h.serial,
+        payload::SERIAL
+    );
     match h.flags {
         0 => {}
-        wire::FLAG_NO_REPLY_EXPECTED => notes.push("flags: NO_REPLY_EXPECTED set (allowed)".to_string()),
+        wire::FLAG_NO_REPLY_EXPECTED => {
+            notes.push("flags: NO_REPLY_EXPECTED set (allowed)".to_string())
+        }
         f => bail!("flags byte is {f:#04x}; only 0 or NO_REPLY_EXPECTED (0x1) are allowed"),
     }
 
@@ -38,18 +58,31 @@ pub fn verify_signal(bytes: &[u8], body: &Body) -> Result<Verdict> {
     ensure!(
         h.fields.len() == canonical.len(),
         "header has fields {:?}, expected exactly PATH, INTERFACE, MEMBER, SIGNATURE",
-        h.fields.iter().map(|(c, _)| field_name(*c)).collect::<Vec<_>>()
+        h.fields
+            .iter()
+            .map(|(c, _)| field_name(*c))
+            .collect::<Vec<_>>()
     );
     for (code, want) in &canonical {
-        let got = h.field(*code).with_context(|| format!("header field {} is missing", field_name(*code)))?;
-        ensure!(got == want, "header field {}: got {got:?}, expected {want:?}", field_name(*code));
+        let got = h
+            .field(*code)
+            .with_context(|| format!("header field {} is missing", field_name(*code)))?;
+        ensure!(
+            got == want,
+            "header field {}: got {got:?}, expected {want:?}",
+            field_name(*code)
+        );
     }
     let order: Vec<u8> = h.fields.iter().map(|(c, _)| *c).collect();
     let canonical_order: Vec<u8> = canonical.iter().map(|(c, _)| *c).collect();
     if order != canonical_order {
         notes.push(format!(
             "header field order {} (allowed)",
-            order.iter().map(|c| field_name(*c)).collect::<Vec<_>>().join(",")
+            order
+                .iter()
+                .map(|c| field_name(*c))
+                .collect::<Vec<_>>()
+                .join(",")
         ));
     }
 
@@ -59,7 +92,11 @@ pub fn verify_signal(bytes: &[u8], body: &Body) -> Result<Verdict> {
         full[start..].to_vec()
     };
     if msg.body != canonical_body {
-        let at = msg.body.iter().zip(&canonical_body).position(|(a, b)| a != b);
+        let at = msg
+            .body
+            .iter()
+            .zip(&canonical_body)
+            .position(|(a, b)| a != b);
         let first_value_diff = msg
             .values
             .iter()
@@ -108,13 +145,22 @@ mod tests {
 
     fn mixed_with(fields: Vec<(u8, Value)>, flags: u8, serial: u32) -> Vec<u8> {
         let body = payload::mixed();
-        encode_message(wire::MESSAGE_SIGNAL, flags, serial, &fields, &wire::body_values(&body))
+        encode_message(
+            wire::MESSAGE_SIGNAL,
+            flags,
+            serial,
+            &fields,
+            &wire::body_values(&body),
+        )
     }
 
     #[test]
     fn canonical_passes_without_notes() {
         let body = payload::mixed();
-        assert_eq!(verify_signal(&wire::canonical_signal(&body), &body).unwrap(), Verdict::default());
+        assert_eq!(
+            verify_signal(&wire::canonical_signal(&body), &body).unwrap(),
+            Verdict::default()
+        );
     }
 
     #[test]

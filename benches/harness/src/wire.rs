@@ -67,7 +67,10 @@ impl Value {
             Value::UnixFd(_) => "h".into(),
             Value::Array(elem, _) => format!("a{elem}"),
             Value::Struct(fields) => {
-                format!("({})", fields.iter().map(Value::signature).collect::<String>())
+                format!(
+                    "({})",
+                    fields.iter().map(Value::signature).collect::<String>()
+                )
             }
             Value::DictEntry(k, v) => format!("{{{}{}}}", k.signature(), v.signature()),
             Value::Variant(_) => "v".into(),
@@ -240,7 +243,11 @@ pub struct Decoder<'a> {
 
 impl<'a> Decoder<'a> {
     pub fn new(buf: &'a [u8], big_endian: bool) -> Self {
-        Decoder { buf, pos: 0, big_endian }
+        Decoder {
+            buf,
+            pos: 0,
+            big_endian,
+        }
     }
 
     pub fn position(&self) -> usize {
@@ -249,7 +256,10 @@ impl<'a> Decoder<'a> {
 
     fn skip_pad(&mut self, align: usize) -> Result<()> {
         while self.pos % align != 0 {
-            let b = *self.buf.get(self.pos).context("message ends inside padding")?;
+            let b = *self
+                .buf
+                .get(self.pos)
+                .context("message ends inside padding")?;
             ensure!(b == 0, "non-zero padding byte at offset {}", self.pos);
             self.pos += 1;
         }
@@ -287,7 +297,11 @@ impl<'a> Decoder<'a> {
         let len = self.u32()? as usize;
         let bytes = self.take(len)?;
         let nul = self.take(1)?;
-        ensure!(nul == [0], "string at offset {} is not NUL-terminated", self.pos - 1);
+        ensure!(
+            nul == [0],
+            "string at offset {} is not NUL-terminated",
+            self.pos - 1
+        );
         String::from_utf8(bytes.to_vec()).context("string is not UTF-8")
     }
 
@@ -322,7 +336,10 @@ impl<'a> Decoder<'a> {
             b'v' => {
                 let inner_sig = self.signature()?;
                 let (single, rest) = split_first_type(&inner_sig)?;
-                ensure!(rest.is_empty(), "variant signature {inner_sig:?} is not a single type");
+                ensure!(
+                    rest.is_empty(),
+                    "variant signature {inner_sig:?} is not a single type"
+                );
                 Value::Variant(Box::new(self.value(single)?))
             }
             b'a' => {
@@ -330,7 +347,10 @@ impl<'a> Decoder<'a> {
                 let len = self.u32()? as usize;
                 self.skip_pad(alignment(elem.as_bytes()[0]))?;
                 let end = self.pos + len;
-                ensure!(end <= self.buf.len(), "array of {len} bytes runs past the message end");
+                ensure!(
+                    end <= self.buf.len(),
+                    "array of {len} bytes runs past the message end"
+                );
                 let mut items = Vec::new();
                 while self.pos < end {
                     items.push(self.value(elem)?);
@@ -393,7 +413,11 @@ pub struct Message {
 
 /// Parses one complete message; errors if `bytes` holds more or less than one message.
 pub fn decode_message(bytes: &[u8]) -> Result<Message> {
-    ensure!(bytes.len() >= 16, "{} bytes is too short for a D-Bus header", bytes.len());
+    ensure!(
+        bytes.len() >= 16,
+        "{} bytes is too short for a D-Bus header",
+        bytes.len()
+    );
     let big_endian = match bytes[0] {
         b'l' => false,
         b'B' => true,
@@ -442,10 +466,21 @@ pub fn decode_message(bytes: &[u8]) -> Result<Message> {
     let mut bd = Decoder::new(&body, big_endian);
     let mut values = Vec::new();
     for t in split_types(&sig)? {
-        values.push(bd.value(t).with_context(|| format!("decoding body value of type {t}"))?);
+        values.push(
+            bd.value(t)
+                .with_context(|| format!("decoding body value of type {t}"))?,
+        );
     }
-    ensure!(bd.position() == body.len(), "body has {} trailing bytes", body.len() - bd.position());
-    Ok(Message { header, body, values })
+    ensure!(
+        bd.position() == body.len(),
+        "body has {} trailing bytes",
+        body.len() - bd.position()
+    );
+    Ok(Message {
+        header,
+        body,
+        values,
+    })
 }
 
 /// Encodes a whole little-endian message from its parts.
@@ -497,7 +532,10 @@ pub fn body_values(body: &Body) -> Vec<Value> {
                             .collect(),
                     ),
                     Value::Array("t".into(), u.at.iter().map(|x| Value::U64(*x)).collect()),
-                    Value::Array("s".into(), u.as_.iter().map(|s| Value::Str(s.clone())).collect()),
+                    Value::Array(
+                        "s".into(),
+                        u.as_.iter().map(|s| Value::Str(s.clone())).collect(),
+                    ),
                 ]
             })
             .collect(),
@@ -544,7 +582,12 @@ mod tests {
 
     #[test]
     fn round_trips_every_scenario_body() {
-        for body in [payload::mixed(), payload::big_array(), payload::str_array(), payload::asv_dict()] {
+        for body in [
+            payload::mixed(),
+            payload::big_array(),
+            payload::str_array(),
+            payload::asv_dict(),
+        ] {
             let bytes = canonical_signal(&body);
             let msg = decode_message(&bytes).unwrap();
             assert_eq!(msg.values, body_values(&body));
@@ -564,9 +607,9 @@ mod tests {
         );
         let expected: Vec<u8> = [
             &b"l\x04\x00\x01"[..],
-            &7u32.to_le_bytes(),      // body: u32 len + "hi" + NUL
-            &1u32.to_le_bytes(),      // serial
-            &7u32.to_le_bytes(),      // fields array: one (yv) of 7 bytes (padding not counted)
+            &7u32.to_le_bytes(),             // body: u32 len + "hi" + NUL
+            &1u32.to_le_bytes(),             // serial
+            &7u32.to_le_bytes(), // fields array: one (yv) of 7 bytes (padding not counted)
             &[8, 1, b'g', 0, 1, b's', 0, 0], // code 8, variant "g", value "s", pad to 8
             &[2, 0, 0, 0, b'h', b'i', 0],
         ]

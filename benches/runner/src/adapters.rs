@@ -1,0 +1,78 @@
+//! Finding adapter binaries and asking them what they are.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use harness::cli::Listing;
+
+use crate::exec;
+use crate::matrix::AdapterEntry;
+
+/// `--bin-dir`, else `$DBUS_MATRIX_BIN_DIR`, else the runner's own directory
+/// (cargo puts every binary of the workspace side by side).
+pub fn bin_dir(explicit: Option<&Path>) -> Result<PathBuf> {
+    if let Some(d) = explicit {
+        return Ok(d.to_path_buf());
+    }
+    if let Some(d) = std::env::var_os("DBUS_MATRIX_BIN_DIR") {
+        return Ok(PathBuf::from(d));
+    }
+    let exe = std::env::current_exe().context("cannot locate the dbus-matrix executable")?;
+    Ok(exe
+        .parent()
+        .context("executable has no directory")?
+        .to_path_buf())
+}
+
+pub fn binary(bin_dir: &Path, entry: &AdapterEntry) -> Result<PathBuf> {
+    let p = bin_dir.join(&entry.package);
+    if !p.is_file() {
+        bail!(
+            "adapter {} has no binary at {}; build it with `cargo build --release -p {}` in benches/ (or pass --bin-dir)",
+            entry.id,
+            p.display(),
+            entry.package
+        );
+    }
+    Ok(p)
+}
+
+/// What an adapter said about itself, with support per scenario.
+pub struct Described {
+    pub listing: Listing,
+    pub unsupported: HashMap<String, String>,
+}
+
+pub fn describe(binary: &Path, scratch: &Path, interrupted: &AtomicBool) -> Result<Described> {
+    let mut cmd = Command::new(binary);
+    cmd.arg("list");
+    let out = exec::run(cmd, None, scratch, Duration::from_secs(30), interrupted)?;
+    if !out.success() {
+        bail!("`{} list` failed: {}", binary.display(), out.describe());
+    }
+    let listing: Listing = serde_json::from_slice(&out.stdout).with_context(|| {
+        format!(
+            "`{} list` printed something that is not an adapter listing",
+            binary.display()
+        )
+    })?;
+    let unsupported = listing
+        .scenarios
+        .iter()
+        .filter(|s| !s.supported)
+        .map(|s| {
+            (
+                s.id.clone(),
+                s.reason.clone().unwrap_or_else(|| "no reason given".into()),
+            )
+        })
+        .collect();
+    Ok(Described {
+        listing,
+        unsupported,
+    })
+}

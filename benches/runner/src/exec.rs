@@ -1,0 +1,226 @@
+//! Running a child process with a timeout, in its own process group, so a
+//! hang or crash becomes a cell state and never takes the runner down.
+
+use std::fs::File;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::Path;
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Ending {
+    Exited(i32),
+    Signaled(i32),
+    TimedOut(Duration),
+    Interrupted,
+}
+
+#[derive(Debug)]
+pub struct Outcome {
+    pub ending: Ending,
+    pub stdout: Vec<u8>,
+    pub stderr: String,
+    pub elapsed: Duration,
+}
+
+impl Outcome {
+    pub fn success(&self) -> bool {
+        self.ending == Ending::Exited(0)
+    }
+
+    /// The last `n` lines of stderr, for failure reasons.
+    pub fn stderr_tail(&self, n: usize) -> String {
+        let lines: Vec<&str> = self
+            .stderr
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .collect();
+        lines[lines.len().saturating_sub(n)..].join(" | ")
+    }
+
+    /// A one-line description of how the process ended, for failed cells.
+    pub fn describe(&self) -> String {
+        let how = match &self.ending {
+            Ending::Exited(c) => format!("exit status {c}"),
+            Ending::Signaled(s) => format!("killed by signal {s} ({})", signal_name(*s)),
+            Ending::TimedOut(d) => {
+                format!("timed out after {:.0} s and was killed", d.as_secs_f64())
+            }
+            Ending::Interrupted => "interrupted".to_string(),
+        };
+        let tail = self.stderr_tail(3);
+        if tail.is_empty() {
+            how
+        } else {
+            format!("{how}: {tail}")
+        }
+    }
+}
+
+pub fn signal_name(sig: i32) -> &'static str {
+    match sig {
+        libc::SIGABRT => "SIGABRT",
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGINT => "SIGINT",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGILL => "SIGILL",
+        libc::SIGFPE => "SIGFPE",
+        _ => "signal",
+    }
+}
+
+/// Runs `cmd` with stdin from `stdin` (if any), output captured through files
+/// in `scratch` (pipes could fill and block), killing its whole process group
+/// on timeout or when `interrupted` becomes true.
+pub fn run(
+    mut cmd: Command,
+    stdin: Option<&[u8]>,
+    scratch: &Path,
+    timeout: Duration,
+    interrupted: &AtomicBool,
+) -> Result<Outcome> {
+    let out_path = scratch.join("stdout");
+    let err_path = scratch.join("stderr");
+    cmd.stdout(File::create(&out_path)?)
+        .stderr(File::create(&err_path)?);
+    match stdin {
+        Some(bytes) => {
+            let in_path = scratch.join("stdin");
+            std::fs::write(&in_path, bytes)?;
+            cmd.stdin(File::open(&in_path)?);
+        }
+        None => {
+            cmd.stdin(Stdio::null());
+        }
+    }
+    cmd.process_group(0);
+    let start = Instant::now();
+    let mut child = cmd
+        .spawn()
+        .with_context(|| format!("cannot start {:?}", cmd.get_program()))?;
+    let pgid = child.id() as i32;
+    let ending = loop {
+        if let Some(status) = child.try_wait()? {
+            break ending_of(status);
+        }
+        let stop = if interrupted.load(Ordering::SeqCst) {
+            Some(Ending::Interrupted)
+        } else if start.elapsed() >= timeout {
+            Some(Ending::TimedOut(timeout))
+        } else {
+            None
+        };
+        if let Some(ending) = stop {
+            kill_group(pgid);
+            let _ = child.wait();
+            break ending;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    // Children of the adapter (servers it started) go with it.
+    kill_group(pgid);
+    Ok(Outcome {
+        ending,
+        stdout: std::fs::read(&out_path).unwrap_or_default(),
+        stderr: String::from_utf8_lossy(&std::fs::read(&err_path).unwrap_or_default()).into_owned(),
+        elapsed: start.elapsed(),
+    })
+}
+
+fn ending_of(status: ExitStatus) -> Ending {
+    match (status.code(), status.signal()) {
+        (Some(c), _) => Ending::Exited(c),
+        (None, Some(s)) => Ending::Signaled(s),
+        _ => Ending::Exited(-1),
+    }
+}
+
+pub fn kill_group(pgid: i32) {
+    // SAFETY: kill(2) on a process group we created; errors (already gone) are fine.
+    unsafe {
+        libc::kill(-pgid, libc::SIGKILL);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch() -> std::path::PathBuf {
+        let d = std::env::temp_dir().join(format!(
+            "dbus-matrix-exec-test-{}-{:?}",
+            std::process::id(),
+            std::thread::current().id()
+        ));
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    fn sh(script: &str) -> Command {
+        let mut c = Command::new("sh");
+        c.arg("-c").arg(script);
+        c
+    }
+
+    #[test]
+    fn captures_output_and_status() {
+        let flag = AtomicBool::new(false);
+        let o = run(
+            sh("cat; echo oops >&2; exit 3"),
+            Some(b"in"),
+            &scratch(),
+            Duration::from_secs(10),
+            &flag,
+        )
+        .unwrap();
+        assert_eq!(o.ending, Ending::Exited(3));
+        assert_eq!(o.stdout, b"in");
+        assert_eq!(o.describe(), "exit status 3: oops");
+    }
+
+    #[test]
+    fn kills_a_hang_with_its_children() {
+        let flag = AtomicBool::new(false);
+        let dir = scratch();
+        let o = run(
+            sh("sleep 30 & echo $! > child; wait"),
+            None,
+            &dir,
+            Duration::from_millis(300),
+            &flag,
+        )
+        .unwrap();
+        assert!(matches!(o.ending, Ending::TimedOut(_)));
+        assert!(o.elapsed < Duration::from_secs(5));
+        let child: i32 = std::fs::read_to_string(dir.join("child"))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(100));
+        let alive = std::fs::read_to_string(format!("/proc/{child}/stat"))
+            .map(|s| !s.contains(") Z "))
+            .unwrap_or(false);
+        assert!(!alive, "the grandchild {child} survived");
+    }
+
+    #[test]
+    fn reports_signals() {
+        let flag = AtomicBool::new(false);
+        let o = run(
+            sh("kill -SEGV $$"),
+            None,
+            &scratch(),
+            Duration::from_secs(10),
+            &flag,
+        )
+        .unwrap();
+        assert_eq!(o.ending, Ending::Signaled(libc::SIGSEGV));
+        assert!(o.describe().contains("SIGSEGV"));
+    }
+}

@@ -1,0 +1,23 @@
+//! Report formats, one module each (as hyperfine's src/export does).
+
+pub mod csv;
+pub mod json;
+pub mod markdown;
+pub mod table;
+
+use harness::results::ResultsFile;
+
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum Format {
+    Markdown,
+    Csv,
+    Json,
+}
+
+pub fn render(r: &ResultsFile, format: Format) -> String {
+    match format {
+        Format::Markdown => markdown::render(r),
+        Format::Csv => csv::render(r),
+        Format::Json => json::render(r),
+    }
+}

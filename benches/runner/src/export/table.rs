@@ -1,0 +1,140 @@
+//! The matrix as a table (rows = library + version, columns = scenarios, one
+//! table per bus), shared by every output format.
+
+use std::collections::BTreeMap;
+
+use harness::results::{AdapterRecord, Cell, CellStatus, ResultsFile};
+
+pub struct Table<'a> {
+    /// `None` for marshal/demarshal cells, else the bus id.
+    pub bus: Option<String>,
+    pub columns: Vec<String>,
+    pub rows: Vec<Row<'a>>,
+}
+
+pub struct Row<'a> {
+    pub adapter: &'a AdapterRecord,
+    /// By column index.
+    pub cells: Vec<Option<Entry<'a>>>,
+}
+
+pub struct Entry<'a> {
+    pub cell: &'a Cell,
+    /// Median divided by the fastest library's median in the column (the
+    /// baseline is not a library, so it never sets the 1.00).
+    pub ratio: Option<f64>,
+}
+
+pub fn tables(r: &ResultsFile) -> Vec<Table<'_>> {
+    let mut buses: Vec<Option<String>> = Vec::new();
+    for c in &r.cells {
+        if !buses.contains(&c.bus) {
+            buses.push(c.bus.clone());
+        }
+    }
+    buses
+        .into_iter()
+        .map(|bus| {
+            let cells: Vec<&Cell> = r.cells.iter().filter(|c| c.bus == bus).collect();
+            let mut columns: Vec<String> = Vec::new();
+            for c in &cells {
+                if !columns.contains(&c.scenario) {
+                    columns.push(c.scenario.clone());
+                }
+            }
+            let is_baseline: BTreeMap<&str, bool> = r
+                .adapters
+                .iter()
+                .map(|a| (a.id.as_str(), a.baseline))
+                .collect();
+            let fastest: Vec<Option<f64>> = columns
+                .iter()
+                .map(|col| {
+                    cells
+                        .iter()
+                        .filter(|c| {
+                            &c.scenario == col
+                                && !is_baseline
+                                    .get(c.adapter.as_str())
+                                    .copied()
+                                    .unwrap_or(false)
+                        })
+                        .filter_map(|c| c.median_ns())
+                        .min_by(f64::total_cmp)
+                })
+                .collect();
+            let rows = r
+                .adapters
+                .iter()
+                .filter(|a| cells.iter().any(|c| c.adapter == a.id))
+                .map(|a| Row {
+                    adapter: a,
+                    cells: columns
+                        .iter()
+                        .enumerate()
+                        .map(|(i, col)| {
+                            cells
+                                .iter()
+                                .find(|c| c.adapter == a.id && &c.scenario == col)
+                                .map(|cell| Entry {
+                                    cell,
+                                    ratio: match (cell.median_ns(), fastest[i]) {
+                                        (Some(m), Some(f)) if f > 0.0 => Some(m / f),
+                                        _ => None,
+                                    },
+                                })
+                        })
+                        .collect(),
+                })
+                .collect();
+            Table { bus, columns, rows }
+        })
+        .collect()
+}
+
+pub fn row_label(a: &AdapterRecord) -> String {
+    if a.baseline {
+        format!("{} (baseline)", a.library)
+    } else {
+        format!("{} {}", a.library, a.version)
+    }
+}
+
+/// 1234.5 -> "1.23 µs".
+pub fn duration(ns: f64) -> String {
+    let (v, unit) = if ns >= 1e9 {
+        (ns / 1e9, "s")
+    } else if ns >= 1e6 {
+        (ns / 1e6, "ms")
+    } else if ns >= 1e3 {
+        (ns / 1e3, "µs")
+    } else {
+        (ns, "ns")
+    };
+    let digits = if v >= 100.0 {
+        0
+    } else if v >= 10.0 {
+        1
+    } else {
+        2
+    };
+    format!("{v:.digits$} {unit}")
+}
+
+pub fn status_word(s: CellStatus) -> &'static str {
+    match s {
+        CellStatus::Ok => "ok",
+        CellStatus::Unsupported => "unsupported",
+        CellStatus::Failed => "failed",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn durations() {
+        assert_eq!(super::duration(999.0), "999 ns");
+        assert_eq!(super::duration(1234.5), "1.23 µs");
+        assert_eq!(super::duration(12_345_678.0), "12.3 ms");
+    }
+}

@@ -1,0 +1,234 @@
+//! `dbus-matrix`: runs the D-Bus library benchmark matrix and reports on it.
+//!
+//! Exit status: 0 success; 1 a cell failed (run) or verification failed;
+//! 2 bad input (usage, matrix.toml, results file, missing binary);
+//! 130 interrupted (the results file keeps the finished cells).
+
+mod adapters;
+mod environment;
+mod exec;
+mod export;
+mod matrix;
+mod run;
+mod store;
+mod verify;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(
+    name = "dbus-matrix",
+    version,
+    about = "A reproducible benchmark matrix for D-Bus client libraries"
+)]
+struct Cli {
+    /// The matrix file (default: $DBUS_MATRIX_MATRIX, ./matrix.toml, or the repository's).
+    #[arg(long, global = true)]
+    matrix: Option<PathBuf>,
+    /// Where the adapter binaries are (default: $DBUS_MATRIX_BIN_DIR or next to dbus-matrix).
+    #[arg(long, global = true)]
+    bin_dir: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Run the matrix and write a results file.
+    Run {
+        /// smoke (seconds, for tests), quick (minutes), full (publication).
+        #[arg(long, default_value = "quick")]
+        profile: String,
+        /// Only these adapters (comma-separated ids from matrix.toml).
+        #[arg(long, value_delimiter = ',')]
+        adapters: Vec<String>,
+        /// Only these scenarios (comma-separated ids).
+        #[arg(long, value_delimiter = ',')]
+        scenarios: Vec<String>,
+        /// Directory for the results file.
+        #[arg(long, default_value = "results")]
+        out: PathBuf,
+        /// Finish an interrupted run: only cells missing from FILE are run.
+        #[arg(long)]
+        resume: Option<PathBuf>,
+        /// Seconds after which a cell is killed and marked failed.
+        #[arg(long)]
+        cell_timeout: Option<f64>,
+        /// No progress bar.
+        #[arg(long)]
+        quiet: bool,
+    },
+    /// Print a results file as a table.
+    Report {
+        file: PathBuf,
+        #[arg(long, value_enum, default_value = "markdown")]
+        format: export::Format,
+    },
+    /// Check that every adapter does the same work (bytes and values), untimed.
+    Verify {
+        #[arg(long, value_delimiter = ',')]
+        adapters: Vec<String>,
+        #[arg(long, value_delimiter = ',')]
+        scenarios: Vec<String>,
+    },
+    /// List adapters (with exact versions and support) and scenarios.
+    List,
+}
+
+const EXIT_CELL_FAILED: u8 = 1;
+const EXIT_BAD_INPUT: u8 = 2;
+const EXIT_INTERRUPTED: u8 = 130;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let interrupted = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        // A second signal ends the runner at once; the first lets it clean up.
+        let _ = signal_hook::flag::register_conditional_shutdown(
+            sig,
+            EXIT_INTERRUPTED as i32,
+            interrupted.clone(),
+        );
+        let _ = signal_hook::flag::register(sig, interrupted.clone());
+    }
+    match real_main(cli, interrupted) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(EXIT_BAD_INPUT)
+        }
+    }
+}
+
+fn real_main(cli: Cli, interrupted: Arc<AtomicBool>) -> anyhow::Result<ExitCode> {
+    let load_matrix = || matrix::Matrix::load(&matrix::locate(cli.matrix.as_deref())?);
+    match cli.command {
+        Cmd::Run {
+            profile,
+            adapters,
+            scenarios,
+            out,
+            resume,
+            cell_timeout,
+            quiet,
+        } => {
+            let opts = run::RunOptions {
+                matrix: load_matrix()?,
+                profile,
+                adapters,
+                scenarios,
+                out_dir: out,
+                bin_dir: adapters::bin_dir(cli.bin_dir.as_deref())?,
+                resume,
+                cell_timeout: cell_timeout.map(Duration::from_secs_f64),
+                progress: !quiet,
+            };
+            let summary = run::run(opts, interrupted)?;
+            print!("{}", export::markdown::render(&summary.results));
+            let failed = summary.failed();
+            for c in &failed {
+                eprintln!(
+                    "failed: {} {}: {}",
+                    c.adapter,
+                    c.scenario,
+                    c.reason.as_deref().unwrap_or("")
+                );
+            }
+            eprintln!(
+                "results: {} ({} cells: {} failed)",
+                summary.path.display(),
+                summary.results.cells.len(),
+                failed.len()
+            );
+            if summary.interrupted {
+                eprintln!(
+                    "interrupted: finish with `dbus-matrix run --resume {}`",
+                    summary.path.display()
+                );
+                return Ok(ExitCode::from(EXIT_INTERRUPTED));
+            }
+            Ok(if failed.is_empty() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(EXIT_CELL_FAILED)
+            })
+        }
+        Cmd::Report { file, format } => {
+            let results = store::load(&file)?;
+            print!("{}", export::render(&results, format));
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Verify {
+            adapters,
+            scenarios,
+        } => {
+            let m = load_matrix()?;
+            let bin_dir = adapters::bin_dir(cli.bin_dir.as_deref())?;
+            let scratch = run::ScratchDir::new()?;
+            let mut failures = 0;
+            for a in m.select_adapters(&adapters)? {
+                let bin = adapters::binary(&bin_dir, a)?;
+                for s in m.select_scenarios(&scenarios)? {
+                    let c = verify::check(&a.id, &bin, &s.id, scratch.path(), &interrupted);
+                    let line = match &c.verdict {
+                        verify::Verdict::Passed(notes) if notes.is_empty() => "ok".to_string(),
+                        verify::Verdict::Passed(notes) => format!("ok ({})", notes.join("; ")),
+                        verify::Verdict::Unsupported(r) => format!("unsupported: {r}"),
+                        verify::Verdict::Failed(r) => {
+                            failures += 1;
+                            format!("FAILED: {r}")
+                        }
+                    };
+                    println!("{:<24} {:<22} {line}", c.adapter, c.scenario);
+                }
+            }
+            println!("verify: {failures} failed");
+            Ok(if failures == 0 {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(EXIT_CELL_FAILED)
+            })
+        }
+        Cmd::List => {
+            let m = load_matrix()?;
+            let bin_dir = adapters::bin_dir(cli.bin_dir.as_deref())?;
+            let scratch = run::ScratchDir::new()?;
+            println!("adapters ({}):", m.path.display());
+            for a in &m.adapters {
+                let desc = adapters::binary(&bin_dir, a)
+                    .and_then(|bin| adapters::describe(&bin, scratch.path(), &interrupted))
+                    .map(|d| {
+                        let unsupported: Vec<_> = d.unsupported.keys().cloned().collect();
+                        let note = if unsupported.is_empty() {
+                            String::new()
+                        } else {
+                            format!(" (unsupported: {})", unsupported.join(", "))
+                        };
+                        format!("{} {}{}", d.listing.library, d.listing.version, note)
+                    })
+                    .unwrap_or_else(|e| format!("not available: {e:#}"));
+                println!(
+                    "  {:<24} {desc}{}",
+                    a.id,
+                    if a.baseline { " [baseline]" } else { "" }
+                );
+            }
+            println!("scenarios:");
+            for s in &m.scenarios {
+                let summary = harness::scenario::find(&s.id).map_or("", |s| s.summary);
+                println!("  {:<24} {summary}", s.id);
+            }
+            println!(
+                "profiles: {}",
+                m.profile.keys().cloned().collect::<Vec<_>>().join(", ")
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}

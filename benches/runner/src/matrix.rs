@@ -1,0 +1,264 @@
+//! Reading and checking `matrix.toml`, the single source of truth.
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, ensure, Context, Result};
+use serde::Deserialize;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Matrix {
+    pub schema: u32,
+    #[serde(rename = "adapter")]
+    pub adapters: Vec<AdapterEntry>,
+    #[serde(rename = "scenario")]
+    pub scenarios: Vec<ScenarioEntry>,
+    #[serde(rename = "bus", default)]
+    pub buses: Vec<BusEntry>,
+    pub profile: BTreeMap<String, Profile>,
+    /// Where the file was read from (set after parsing).
+    #[serde(skip)]
+    pub path: PathBuf,
+}
+
+#[derive(Debug, Deserialize, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct AdapterEntry {
+    pub id: String,
+    pub package: String,
+    /// The crate directory; Nix reads it, the runner only needs `package`.
+    #[allow(dead_code)]
+    pub path: String,
+    pub library: String,
+    #[serde(default)]
+    pub baseline: bool,
+}
+
+#[derive(Debug, Deserialize, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioEntry {
+    pub id: String,
+}
+
+/// Where each bus daemon comes from; the IPC runner names these in errors.
+#[derive(Debug, Deserialize, Clone)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+pub struct BusEntry {
+    pub id: String,
+    pub debian: Option<String>,
+    pub cargo: Option<String>,
+    pub nix: Option<String>,
+    pub nixos_implementation: Option<String>,
+}
+
+/// Criterion settings of a profile.
+#[derive(Debug, Deserialize, Clone, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Profile {
+    pub sample_size: usize,
+    /// Seconds.
+    pub warm_up: f64,
+    /// Seconds.
+    pub measurement: f64,
+}
+
+pub const SUPPORTED_SCHEMA: u32 = 1;
+
+impl Matrix {
+    pub fn load(path: &Path) -> Result<Matrix> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read the matrix file {}", path.display()))?;
+        Self::parse(&text, path)
+    }
+
+    /// Parses and checks; errors name the file, and line and column where toml knows them.
+    pub fn parse(text: &str, path: &Path) -> Result<Matrix> {
+        let mut m: Matrix = toml::from_str(text).map_err(|e| {
+            let at = e
+                .span()
+                .map(|s| {
+                    let (line, col) = line_col(text, s.start);
+                    format!(":{line}:{col}")
+                })
+                .unwrap_or_default();
+            anyhow::anyhow!("{}{at}: {}", path.display(), e.message())
+        })?;
+        m.path = path.to_path_buf();
+        m.check()
+            .with_context(|| format!("invalid matrix file {}", path.display()))?;
+        Ok(m)
+    }
+
+    fn check(&self) -> Result<()> {
+        ensure!(
+            self.schema == SUPPORTED_SCHEMA,
+            "schema = {} but this dbus-matrix understands schema {SUPPORTED_SCHEMA}",
+            self.schema
+        );
+        ensure!(!self.adapters.is_empty(), "no [[adapter]] entries");
+        unique(self.adapters.iter().map(|a| a.id.as_str()), "adapter id")?;
+        unique(
+            self.adapters.iter().map(|a| a.package.as_str()),
+            "adapter package",
+        )?;
+        unique(self.scenarios.iter().map(|s| s.id.as_str()), "scenario id")?;
+        unique(self.buses.iter().map(|b| b.id.as_str()), "bus id")?;
+        for s in &self.scenarios {
+            if harness::scenario::find(&s.id).is_none() {
+                let known: Vec<_> = harness::scenario::all().map(|s| s.id).collect();
+                bail!(
+                    "unknown scenario {:?}; the harness knows: {}",
+                    s.id,
+                    known.join(", ")
+                );
+            }
+        }
+        for (name, p) in &self.profile {
+            ensure!(
+                p.sample_size >= 10,
+                "profile {name}: sample_size must be at least 10 (criterion's minimum)"
+            );
+            ensure!(
+                p.warm_up > 0.0 && p.measurement > 0.0,
+                "profile {name}: times must be positive"
+            );
+        }
+        Ok(())
+    }
+
+    pub fn profile(&self, name: &str) -> Result<&Profile> {
+        self.profile.get(name).with_context(|| {
+            format!(
+                "unknown profile {name:?}; {} defines: {}",
+                self.path.display(),
+                self.profile.keys().cloned().collect::<Vec<_>>().join(", ")
+            )
+        })
+    }
+
+    /// The adapters named in `filter` (all when empty), in matrix order.
+    pub fn select_adapters(&self, filter: &[String]) -> Result<Vec<&AdapterEntry>> {
+        select(&self.adapters, filter, |a| &a.id, "adapter")
+    }
+
+    pub fn select_scenarios(&self, filter: &[String]) -> Result<Vec<&ScenarioEntry>> {
+        select(&self.scenarios, filter, |s| &s.id, "scenario")
+    }
+}
+
+fn select<'a, T>(
+    items: &'a [T],
+    filter: &[String],
+    id: impl Fn(&T) -> &String,
+    what: &str,
+) -> Result<Vec<&'a T>> {
+    if filter.is_empty() {
+        return Ok(items.iter().collect());
+    }
+    for f in filter {
+        if !items.iter().any(|i| id(i) == f) {
+            let known: Vec<_> = items.iter().map(|i| id(i).as_str()).collect();
+            bail!(
+                "unknown {what} {f:?}; matrix.toml has: {}",
+                known.join(", ")
+            );
+        }
+    }
+    Ok(items.iter().filter(|i| filter.contains(id(i))).collect())
+}
+
+fn unique<'a>(ids: impl Iterator<Item = &'a str>, what: &str) -> Result<()> {
+    let mut seen = HashSet::new();
+    for id in ids {
+        ensure!(seen.insert(id), "duplicate {what} {id:?}");
+    }
+    Ok(())
+}
+
+fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let col = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+    (line, col)
+}
+
+/// Finds matrix.toml: explicit path, `$DBUS_MATRIX_MATRIX`, `./matrix.toml`,
+/// then the repository root above the executable (target/release/..).
+pub fn locate(explicit: Option<&Path>) -> Result<PathBuf> {
+    if let Some(p) = explicit {
+        return Ok(p.to_path_buf());
+    }
+    if let Some(p) = std::env::var_os("DBUS_MATRIX_MATRIX") {
+        return Ok(PathBuf::from(p));
+    }
+    let cwd = PathBuf::from("matrix.toml");
+    if cwd.is_file() {
+        return Ok(cwd);
+    }
+    if let Ok(exe) = std::env::current_exe() {
+        if let Some(found) = exe
+            .ancestors()
+            .map(|d| d.join("matrix.toml"))
+            .find(|p| p.is_file())
+        {
+            return Ok(found);
+        }
+    }
+    bail!("no matrix.toml: pass --matrix FILE, set DBUS_MATRIX_MATRIX, or run from the repository root")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn repo_matrix() -> String {
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../matrix.toml")).unwrap()
+    }
+
+    #[test]
+    fn the_repository_matrix_is_valid() {
+        let m = Matrix::parse(&repo_matrix(), Path::new("matrix.toml")).unwrap();
+        assert!(m.adapters.iter().any(|a| a.baseline));
+        assert!(m.profile("smoke").is_ok());
+    }
+
+    #[test]
+    fn unknown_keys_are_reported_with_line_and_column() {
+        let text = repo_matrix().replacen("library = \"zbus\"", "libary = \"zbus\"", 1);
+        let err = Matrix::parse(&text, Path::new("m.toml"))
+            .unwrap_err()
+            .to_string();
+        let line = text.lines().position(|l| l.starts_with("libary")).unwrap() + 1;
+        assert!(err.contains(&format!("m.toml:{line}:1")), "{err}");
+        assert!(err.contains("libary"), "{err}");
+    }
+
+    #[test]
+    fn malformed_toml_is_reported_with_line() {
+        let err = Matrix::parse("schema = 1\n[[adapter]\n", Path::new("m.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with("m.toml:2:"), "{err}");
+    }
+
+    #[test]
+    fn unknown_names_are_rejected() {
+        let m = Matrix::parse(&repo_matrix(), Path::new("matrix.toml")).unwrap();
+        let err = m
+            .select_adapters(&["zbus-99".into()])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("zbus-99") && err.contains("zbus-6"), "{err}");
+        assert!(m.select_scenarios(&["marshal/nothing".into()]).is_err());
+        assert!(m.profile("turbo").is_err());
+        let bad = repo_matrix().replace("id = \"marshal/mixed\"", "id = \"marshal/unknown\"");
+        assert!(Matrix::parse(&bad, Path::new("m")).is_err());
+        let newer = repo_matrix().replace("schema = 1", "schema = 2");
+        assert!(Matrix::parse(&newer, Path::new("m"))
+            .unwrap_err()
+            .to_string()
+            .contains("schema"));
+    }
+}

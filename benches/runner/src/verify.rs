@@ -1,0 +1,126 @@
+//! `dbus-matrix verify`: the same-work check, outside any timing. Every
+//! marshal output is decoded by the reference decoder and must be the
+//! canonical signal; every demarshal adapter must read back the canonical
+//! values, and must follow a perturbed payload (so it cannot ignore its input).
+
+use std::path::Path;
+use std::process::Command;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use anyhow::{bail, Result};
+use harness::payload;
+use harness::scenario::{self, Kind};
+use harness::wire;
+
+use crate::exec;
+
+#[derive(Debug)]
+pub enum Verdict {
+    Passed(Vec<String>),
+    Unsupported(String),
+    Failed(String),
+}
+
+pub struct Checked {
+    pub adapter: String,
+    pub scenario: String,
+    pub verdict: Verdict,
+}
+
+fn call(
+    bin: &Path,
+    args: &[&str],
+    stdin: Option<&[u8]>,
+    scratch: &Path,
+    stop: &AtomicBool,
+) -> Result<exec::Outcome> {
+    let mut cmd = Command::new(bin);
+    cmd.args(args);
+    exec::run(cmd, stdin, scratch, Duration::from_secs(60), stop)
+}
+
+fn digest_of(bin: &Path, id: &str, bytes: &[u8], scratch: &Path, stop: &AtomicBool) -> Result<u64> {
+    let out = call(
+        bin,
+        &["demarshal", "--scenario", id],
+        Some(bytes),
+        scratch,
+        stop,
+    )?;
+    if !out.success() {
+        bail!("demarshal failed: {}", out.describe());
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    u64::from_str_radix(text.trim(), 16)
+        .map_err(|_| anyhow::anyhow!("demarshal printed {:?}, not a digest", text.trim()))
+}
+
+pub fn check(
+    adapter: &str,
+    bin: &Path,
+    scenario_id: &str,
+    scratch: &Path,
+    stop: &AtomicBool,
+) -> Checked {
+    let verdict = (|| -> Result<Verdict> {
+        let Some(sc) = scenario::find(scenario_id) else {
+            bail!("unknown scenario {scenario_id}")
+        };
+        let body = sc.body();
+        match sc.kind {
+            Kind::Marshal => {
+                let out = call(
+                    bin,
+                    &["emit", "--scenario", scenario_id],
+                    None,
+                    scratch,
+                    stop,
+                )?;
+                if out.ending == exec::Ending::Exited(harness::cli::EXIT_UNSUPPORTED as i32) {
+                    return Ok(Verdict::Unsupported(out.stderr_tail(1)));
+                }
+                if !out.success() {
+                    bail!("emit failed: {}", out.describe());
+                }
+                Ok(Verdict::Passed(
+                    harness::verify::verify_signal(&out.stdout, &body)?.notes,
+                ))
+            }
+            Kind::Demarshal => {
+                let canonical = wire::canonical_signal(&body);
+                let probe = call(
+                    bin,
+                    &["demarshal", "--scenario", scenario_id],
+                    Some(&canonical),
+                    scratch,
+                    stop,
+                )?;
+                if probe.ending == exec::Ending::Exited(harness::cli::EXIT_UNSUPPORTED as i32) {
+                    return Ok(Verdict::Unsupported(probe.stderr_tail(1)));
+                }
+                harness::verify::verify_digest(
+                    digest_of(bin, scenario_id, &canonical, scratch, stop)?,
+                    &body,
+                )?;
+                let changed = payload::perturbed(&body);
+                let got = digest_of(
+                    bin,
+                    scenario_id,
+                    &wire::canonical_signal(&changed),
+                    scratch,
+                    stop,
+                )?;
+                if got != changed.digest() {
+                    bail!("the digest did not follow a perturbed payload: the adapter does not read every field it is given");
+                }
+                Ok(Verdict::Passed(Vec::new()))
+            }
+        }
+    })();
+    Checked {
+        adapter: adapter.to_string(),
+        scenario: scenario_id.to_string(),
+        verdict: verdict.unwrap_or_else(|e| Verdict::Failed(format!("{e:#}"))),
+    }
+}
