@@ -130,11 +130,7 @@ fn find_scenario(id: &str) -> Result<&'static Scenario> {
     })
 }
 
-fn run<C: Codec>(
-    info: AdapterInfo,
-    make: impl FnOnce() -> C,
-    command: Command,
-) -> Result<ExitCode> {
+fn run<C: Codec>(info: AdapterInfo, make: impl FnOnce() -> C, command: Command) -> Result<ExitCode> {
     let mut codec = make();
     let scenario_id = match &command {
         Command::List => {
@@ -210,14 +206,7 @@ fn run<C: Codec>(
                 warm_up: Duration::from_secs_f64(warm_up),
                 measurement: Duration::from_secs_f64(measurement),
             };
-            let wall = time_with_criterion(
-                &mut codec,
-                &prepared.input,
-                info.id,
-                scenario,
-                &settings,
-                &dir,
-            )?;
+            let wall = time_with_criterion(&mut codec, &prepared.input, info.id, scenario, &settings, &dir)?;
             let m = Measurement {
                 wall,
                 throughput_bytes: prepared.throughput_bytes,
@@ -396,23 +385,14 @@ fn find_file(dir: &Path, suffix: &Path) -> Option<PathBuf> {
 
 /// Reads criterion's saved estimates back (criterion keeps them on disk only).
 pub fn read_criterion_output(dir: &Path) -> Result<WallTime> {
-    let est_path = find_file(dir, Path::new("new/estimates.json")).with_context(|| {
-        format!(
-            "criterion wrote no new/estimates.json under {}",
-            dir.display()
-        )
-    })?;
+    let est_path = find_file(dir, Path::new("new/estimates.json"))
+        .with_context(|| format!("criterion wrote no new/estimates.json under {}", dir.display()))?;
     let sample_path = est_path.with_file_name("sample.json");
     let est: CriterionEstimates = serde_json::from_slice(&std::fs::read(&est_path)?)
         .with_context(|| format!("parsing {}", est_path.display()))?;
     let sample: CriterionSample = serde_json::from_slice(&std::fs::read(&sample_path)?)
         .with_context(|| format!("parsing {}", sample_path.display()))?;
-    let sample_ns: Vec<f64> = sample
-        .iters
-        .iter()
-        .zip(&sample.times)
-        .map(|(i, t)| t / i)
-        .collect();
+    let sample_ns: Vec<f64> = sample.iters.iter().zip(&sample.times).map(|(i, t)| t / i).collect();
     Ok(WallTime {
         median_ns: (&est.median).into(),
         mean_ns: (&est.mean).into(),
@@ -435,10 +415,7 @@ impl TempDir {
                 return Ok(TempDir(p));
             }
         }
-        bail!(
-            "could not create a temporary directory in {}",
-            base.display()
-        )
+        bail!("could not create a temporary directory in {}", base.display())
     }
 }
 

@@ -47,15 +47,21 @@ impl Body {
         }
     }
 
-    /// Feeds every field, in wire order, into a digest (for `a{sv}`: key, string
-    /// value, ..., then the entry count). The digest an adapter
-    /// computes from decoded bytes must equal this one.
+    /// The digest of every field, in wire order (see [`Body::digest_into`]).
     pub fn digest(&self) -> u64 {
         let mut d = Digest::new();
+        self.digest_into(&mut d);
+        d.finish()
+    }
+
+    /// Feeds every field, in wire order, into a digest (for `a{sv}`: key, string
+    /// value, ..., then the entry count). The digest an adapter computes from
+    /// decoded bytes must equal this one.
+    pub fn digest_into(&self, d: &mut Digest) {
         match self {
             Body::Units(units) => {
                 for u in units {
-                    u.digest_into(&mut d);
+                    u.digest_into(d);
                 }
             }
             Body::AsvDict(entries) => {
@@ -66,7 +72,6 @@ impl Body {
                 d.len(entries.len());
             }
         }
-        d.finish()
     }
 
     pub fn units(&self) -> Option<&[Unit]> {

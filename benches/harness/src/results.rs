@@ -82,11 +82,7 @@ pub struct Cell {
 
 impl Cell {
     pub fn key(&self) -> (String, String, Option<String>) {
-        (
-            self.adapter.clone(),
-            self.scenario.clone(),
-            self.bus.clone(),
-        )
+        (self.adapter.clone(), self.scenario.clone(), self.bus.clone())
     }
 
     pub fn median_ns(&self) -> Option<f64> {

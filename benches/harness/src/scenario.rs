@@ -76,11 +76,7 @@ static SCENARIOS: [[Scenario; 2]; 4] = [
         payload::big_array,
         "1 unit with an array of 10240 u64 zeros"
     ),
-    pair!(
-        "str-array",
-        payload::str_array,
-        "1 unit with an array of 10240 strings"
-    ),
+    pair!("str-array", payload::str_array, "1 unit with an array of 10240 strings"),
     pair!(
         "asv-dict",
         payload::asv_dict,
@@ -90,10 +86,7 @@ static SCENARIOS: [[Scenario; 2]; 4] = [
 
 /// Every scenario, marshal ones first.
 pub fn all() -> impl Iterator<Item = &'static Scenario> {
-    SCENARIOS
-        .iter()
-        .map(|p| &p[0])
-        .chain(SCENARIOS.iter().map(|p| &p[1]))
+    SCENARIOS.iter().map(|p| &p[0]).chain(SCENARIOS.iter().map(|p| &p[1]))
 }
 
 pub fn find(id: &str) -> Option<&'static Scenario> {
@@ -114,9 +107,6 @@ mod tests {
         assert_eq!(ids.len(), 8);
         assert!(find("marshal/mixed").is_some());
         assert!(find("marshal/nope").is_none());
-        assert_eq!(
-            find("demarshal/mixed").unwrap().shape(),
-            Shape::Units { count: 10 }
-        );
+        assert_eq!(find("demarshal/mixed").unwrap().shape(), Shape::Units { count: 10 });
     }
 }

@@ -21,8 +21,7 @@ pub struct Verdict {
 }
 
 pub fn verify_signal(bytes: &[u8], body: &Body) -> Result<Verdict> {
-    let msg = wire::decode_message(bytes)
-        .context("the emitted bytes are not one well-formed D-Bus message")?;
+    let msg = wire::decode_message(bytes).context("the emitted bytes are not one well-formed D-Bus message")?;
     let h = &msg.header;
     let mut notes = Vec::new();
     ensure!(
@@ -35,11 +34,7 @@ pub fn verify_signal(bytes: &[u8], body: &Body) -> Result<Verdict> {
         "message type is {}, expected 4 (signal)",
         h.message_type
     );
-    ensure!(
-        h.version == 1,
-        "protocol version is {}, expected 1",
-        h.version
-    );
+    ensure!(h.version == 1, "protocol version is {}, expected 1", h.version);
     ensure!(
         h.serial == payload::SERIAL,
         "serial is {}, expected {}",
@@ -48,9 +43,7 @@ pub fn verify_signal(bytes: &[u8], body: &Body) -> Result<Verdict> {
     );
     match h.flags {
         0 => {}
-        wire::FLAG_NO_REPLY_EXPECTED => {
-            notes.push("flags: NO_REPLY_EXPECTED set (allowed)".to_string())
-        }
+        wire::FLAG_NO_REPLY_EXPECTED => notes.push("flags: NO_REPLY_EXPECTED set (allowed)".to_string()),
         f => bail!("flags byte is {f:#04x}; only 0 or NO_REPLY_EXPECTED (0x1) are allowed"),
     }
 
@@ -58,10 +51,7 @@ pub fn verify_signal(bytes: &[u8], body: &Body) -> Result<Verdict> {
     ensure!(
         h.fields.len() == canonical.len(),
         "header has fields {:?}, expected exactly PATH, INTERFACE, MEMBER, SIGNATURE",
-        h.fields
-            .iter()
-            .map(|(c, _)| field_name(*c))
-            .collect::<Vec<_>>()
+        h.fields.iter().map(|(c, _)| field_name(*c)).collect::<Vec<_>>()
     );
     for (code, want) in &canonical {
         let got = h
@@ -78,11 +68,7 @@ pub fn verify_signal(bytes: &[u8], body: &Body) -> Result<Verdict> {
     if order != canonical_order {
         notes.push(format!(
             "header field order {} (allowed)",
-            order
-                .iter()
-                .map(|c| field_name(*c))
-                .collect::<Vec<_>>()
-                .join(",")
+            order.iter().map(|c| field_name(*c)).collect::<Vec<_>>().join(",")
         ));
     }
 
@@ -92,11 +78,7 @@ pub fn verify_signal(bytes: &[u8], body: &Body) -> Result<Verdict> {
         full[start..].to_vec()
     };
     if msg.body != canonical_body {
-        let at = msg
-            .body
-            .iter()
-            .zip(&canonical_body)
-            .position(|(a, b)| a != b);
+        let at = msg.body.iter().zip(&canonical_body).position(|(a, b)| a != b);
         let first_value_diff = msg
             .values
             .iter()
@@ -145,13 +127,7 @@ mod tests {
 
     fn mixed_with(fields: Vec<(u8, Value)>, flags: u8, serial: u32) -> Vec<u8> {
         let body = payload::mixed();
-        encode_message(
-            wire::MESSAGE_SIGNAL,
-            flags,
-            serial,
-            &fields,
-            &wire::body_values(&body),
-        )
+        encode_message(wire::MESSAGE_SIGNAL, flags, serial, &fields, &wire::body_values(&body))
     }
 
     #[test]

@@ -67,10 +67,7 @@ impl Value {
             Value::UnixFd(_) => "h".into(),
             Value::Array(elem, _) => format!("a{elem}"),
             Value::Struct(fields) => {
-                format!(
-                    "({})",
-                    fields.iter().map(Value::signature).collect::<String>()
-                )
+                format!("({})", fields.iter().map(Value::signature).collect::<String>())
             }
             Value::DictEntry(k, v) => format!("{{{}{}}}", k.signature(), v.signature()),
             Value::Variant(_) => "v".into(),
@@ -123,8 +120,7 @@ pub fn split_first_type(sig: &str) -> Result<(&str, &str)> {
             }
             end.with_context(|| format!("unclosed container in {sig:?}"))?
         }
-        b'y' | b'b' | b'n' | b'q' | b'i' | b'u' | b'x' | b't' | b'd' | b's' | b'o' | b'g'
-        | b'v' | b'h' => 1,
+        b'y' | b'b' | b'n' | b'q' | b'i' | b'u' | b'x' | b't' | b'd' | b's' | b'o' | b'g' | b'v' | b'h' => 1,
         c => bail!("unknown type code {:?} in signature {sig:?}", c as char),
     };
     Ok(sig.split_at(end))
@@ -153,7 +149,7 @@ impl Encoder {
     }
 
     pub fn pad(&mut self, align: usize) {
-        while self.buf.len() % align != 0 {
+        while !self.buf.len().is_multiple_of(align) {
             self.buf.push(0);
         }
     }
@@ -255,11 +251,8 @@ impl<'a> Decoder<'a> {
     }
 
     fn skip_pad(&mut self, align: usize) -> Result<()> {
-        while self.pos % align != 0 {
-            let b = *self
-                .buf
-                .get(self.pos)
-                .context("message ends inside padding")?;
+        while !self.pos.is_multiple_of(align) {
+            let b = *self.buf.get(self.pos).context("message ends inside padding")?;
             ensure!(b == 0, "non-zero padding byte at offset {}", self.pos);
             self.pos += 1;
         }
@@ -297,11 +290,7 @@ impl<'a> Decoder<'a> {
         let len = self.u32()? as usize;
         let bytes = self.take(len)?;
         let nul = self.take(1)?;
-        ensure!(
-            nul == [0],
-            "string at offset {} is not NUL-terminated",
-            self.pos - 1
-        );
+        ensure!(nul == [0], "string at offset {} is not NUL-terminated", self.pos - 1);
         String::from_utf8(bytes.to_vec()).context("string is not UTF-8")
     }
 
@@ -336,10 +325,7 @@ impl<'a> Decoder<'a> {
             b'v' => {
                 let inner_sig = self.signature()?;
                 let (single, rest) = split_first_type(&inner_sig)?;
-                ensure!(
-                    rest.is_empty(),
-                    "variant signature {inner_sig:?} is not a single type"
-                );
+                ensure!(rest.is_empty(), "variant signature {inner_sig:?} is not a single type");
                 Value::Variant(Box::new(self.value(single)?))
             }
             b'a' => {
@@ -347,10 +333,7 @@ impl<'a> Decoder<'a> {
                 let len = self.u32()? as usize;
                 self.skip_pad(alignment(elem.as_bytes()[0]))?;
                 let end = self.pos + len;
-                ensure!(
-                    end <= self.buf.len(),
-                    "array of {len} bytes runs past the message end"
-                );
+                ensure!(end <= self.buf.len(), "array of {len} bytes runs past the message end");
                 let mut items = Vec::new();
                 while self.pos < end {
                     items.push(self.value(elem)?);
@@ -476,21 +459,11 @@ pub fn decode_message(bytes: &[u8]) -> Result<Message> {
         "body has {} trailing bytes",
         body.len() - bd.position()
     );
-    Ok(Message {
-        header,
-        body,
-        values,
-    })
+    Ok(Message { header, body, values })
 }
 
 /// Encodes a whole little-endian message from its parts.
-pub fn encode_message(
-    message_type: u8,
-    flags: u8,
-    serial: u32,
-    fields: &[(u8, Value)],
-    body: &[Value],
-) -> Vec<u8> {
+pub fn encode_message(message_type: u8, flags: u8, serial: u32, fields: &[(u8, Value)], body: &[Value]) -> Vec<u8> {
     let mut b = Encoder::new();
     for v in body {
         b.value(v);
@@ -523,19 +496,11 @@ pub fn body_values(body: &Body) -> Vec<Value> {
                         "{si}".into(),
                         u.dict
                             .iter()
-                            .map(|(k, v)| {
-                                Value::DictEntry(
-                                    Box::new(Value::Str(k.clone())),
-                                    Box::new(Value::I32(*v)),
-                                )
-                            })
+                            .map(|(k, v)| Value::DictEntry(Box::new(Value::Str(k.clone())), Box::new(Value::I32(*v))))
                             .collect(),
                     ),
                     Value::Array("t".into(), u.at.iter().map(|x| Value::U64(*x)).collect()),
-                    Value::Array(
-                        "s".into(),
-                        u.as_.iter().map(|s| Value::Str(s.clone())).collect(),
-                    ),
+                    Value::Array("s".into(), u.as_.iter().map(|s| Value::Str(s.clone())).collect()),
                 ]
             })
             .collect(),
@@ -609,7 +574,7 @@ mod tests {
             &b"l\x04\x00\x01"[..],
             &7u32.to_le_bytes(),             // body: u32 len + "hi" + NUL
             &1u32.to_le_bytes(),             // serial
-            &7u32.to_le_bytes(), // fields array: one (yv) of 7 bytes (padding not counted)
+            &7u32.to_le_bytes(),             // fields array: one (yv) of 7 bytes (padding not counted)
             &[8, 1, b'g', 0, 1, b's', 0, 0], // code 8, variant "g", value "s", pad to 8
             &[2, 0, 0, 0, b'h', b'i', 0],
         ]

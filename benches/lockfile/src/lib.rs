@@ -36,13 +36,18 @@ pub fn version_in(lock: &str, crate_name: &str, version_prefix: &str) -> Result<
     match found.as_slice() {
         [one] => Ok(one.clone()),
         [] => Err(format!("no {crate_name} {version_prefix}* in Cargo.lock")),
-        many => Err(format!("several {crate_name} {version_prefix}* in Cargo.lock: {many:?}")),
+        many => Err(format!(
+            "several {crate_name} {version_prefix}* in Cargo.lock: {many:?}"
+        )),
     }
 }
 
 /// The workspace Cargo.lock, found by walking up from the crate's manifest dir.
 pub fn find_lockfile(manifest_dir: &Path) -> Option<PathBuf> {
-    manifest_dir.ancestors().map(|d| d.join("Cargo.lock")).find(|p| p.is_file())
+    manifest_dir
+        .ancestors()
+        .map(|d| d.join("Cargo.lock"))
+        .find(|p| p.is_file())
 }
 
 /// For `build.rs`: sets `DBUS_MATRIX_LIBRARY_VERSION` for the crate being built.

@@ -22,10 +22,7 @@ pub fn bin_dir(explicit: Option<&Path>) -> Result<PathBuf> {
         return Ok(PathBuf::from(d));
     }
     let exe = std::env::current_exe().context("cannot locate the dbus-matrix executable")?;
-    Ok(exe
-        .parent()
-        .context("executable has no directory")?
-        .to_path_buf())
+    Ok(exe.parent().context("executable has no directory")?.to_path_buf())
 }
 
 pub fn binary(bin_dir: &Path, entry: &AdapterEntry) -> Result<PathBuf> {
@@ -71,8 +68,5 @@ pub fn describe(binary: &Path, scratch: &Path, interrupted: &AtomicBool) -> Resu
             )
         })
         .collect();
-    Ok(Described {
-        listing,
-        unsupported,
-    })
+    Ok(Described { listing, unsupported })
 }

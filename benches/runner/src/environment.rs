@@ -13,11 +13,7 @@ fn cpu_model() -> String {
     read("/proc/cpuinfo")
         .and_then(|t| {
             t.lines()
-                .find(|l| {
-                    l.starts_with("model name")
-                        || l.starts_with("Model")
-                        || l.starts_with("cpu model")
-                })
+                .find(|l| l.starts_with("model name") || l.starts_with("Model") || l.starts_with("cpu model"))
                 .and_then(|l| l.split_once(':'))
                 .map(|(_, v)| v.trim().to_string())
         })
@@ -57,8 +53,7 @@ pub fn detect() -> Environment {
         cpu_model: cpu_model(),
         cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
         memory_bytes: memory_bytes(),
-        kernel: read("/proc/sys/kernel/osrelease")
-            .map_or_else(|| "unknown".into(), |s| s.trim().to_string()),
+        kernel: read("/proc/sys/kernel/osrelease").map_or_else(|| "unknown".into(), |s| s.trim().to_string()),
         os: os_name(),
         hostname_hash: hostname_hash(),
         mode: std::env::var("DBUS_MATRIX_MODE").unwrap_or_else(|_| "host".into()),
@@ -83,8 +78,7 @@ pub fn revision(repo_dir: &std::path::Path) -> String {
     };
     match git(&["rev-parse", "HEAD"]) {
         Some(rev) => {
-            let dirty = git(&["status", "--porcelain", "--untracked-files=no"])
-                .is_some_and(|s| !s.is_empty());
+            let dirty = git(&["status", "--porcelain", "--untracked-files=no"]).is_some_and(|s| !s.is_empty());
             if dirty {
                 format!("{rev}-dirty")
             } else {

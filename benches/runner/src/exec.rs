@@ -33,11 +33,7 @@ impl Outcome {
 
     /// The last `n` lines of stderr, for failure reasons.
     pub fn stderr_tail(&self, n: usize) -> String {
-        let lines: Vec<&str> = self
-            .stderr
-            .lines()
-            .filter(|l| !l.trim().is_empty())
-            .collect();
+        let lines: Vec<&str> = self.stderr.lines().filter(|l| !l.trim().is_empty()).collect();
         lines[lines.len().saturating_sub(n)..].join(" | ")
     }
 
@@ -86,8 +82,7 @@ pub fn run(
 ) -> Result<Outcome> {
     let out_path = scratch.join("stdout");
     let err_path = scratch.join("stderr");
-    cmd.stdout(File::create(&out_path)?)
-        .stderr(File::create(&err_path)?);
+    cmd.stdout(File::create(&out_path)?).stderr(File::create(&err_path)?);
     match stdin {
         Some(bytes) => {
             let in_path = scratch.join("stdin");
@@ -152,11 +147,10 @@ mod tests {
     use super::*;
 
     fn scratch() -> std::path::PathBuf {
-        let d = std::env::temp_dir().join(format!(
-            "dbus-matrix-exec-test-{}-{:?}",
-            std::process::id(),
-            std::thread::current().id()
-        ));
+        use std::sync::atomic::AtomicU32;
+        static NEXT: AtomicU32 = AtomicU32::new(0);
+        let n = NEXT.fetch_add(1, Ordering::SeqCst);
+        let d = std::env::temp_dir().join(format!("dbus-matrix-exec-test-{}-{n}", std::process::id()));
         std::fs::create_dir_all(&d).unwrap();
         d
     }
@@ -187,14 +181,8 @@ mod tests {
     fn kills_a_hang_with_its_children() {
         let flag = AtomicBool::new(false);
         let dir = scratch();
-        let o = run(
-            sh("sleep 30 & echo $! > child; wait"),
-            None,
-            &dir,
-            Duration::from_millis(300),
-            &flag,
-        )
-        .unwrap();
+        let script = format!("sleep 30 & echo $! > {}/child; wait", dir.display());
+        let o = run(sh(&script), None, &dir, Duration::from_millis(300), &flag).unwrap();
         assert!(matches!(o.ending, Ending::TimedOut(_)));
         assert!(o.elapsed < Duration::from_secs(5));
         let child: i32 = std::fs::read_to_string(dir.join("child"))
@@ -212,14 +200,7 @@ mod tests {
     #[test]
     fn reports_signals() {
         let flag = AtomicBool::new(false);
-        let o = run(
-            sh("kill -SEGV $$"),
-            None,
-            &scratch(),
-            Duration::from_secs(10),
-            &flag,
-        )
-        .unwrap();
+        let o = run(sh("kill -SEGV $$"), None, &scratch(), Duration::from_secs(10), &flag).unwrap();
         assert_eq!(o.ending, Ending::Signaled(libc::SIGSEGV));
         assert!(o.describe().contains("SIGSEGV"));
     }

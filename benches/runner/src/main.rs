@@ -90,11 +90,7 @@ fn main() -> ExitCode {
     let interrupted = Arc::new(AtomicBool::new(false));
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         // A second signal ends the runner at once; the first lets it clean up.
-        let _ = signal_hook::flag::register_conditional_shutdown(
-            sig,
-            EXIT_INTERRUPTED as i32,
-            interrupted.clone(),
-        );
+        let _ = signal_hook::flag::register_conditional_shutdown(sig, EXIT_INTERRUPTED as i32, interrupted.clone());
         let _ = signal_hook::flag::register(sig, interrupted.clone());
     }
     match real_main(cli, interrupted) {
@@ -164,10 +160,7 @@ fn real_main(cli: Cli, interrupted: Arc<AtomicBool>) -> anyhow::Result<ExitCode>
             print!("{}", export::render(&results, format));
             Ok(ExitCode::SUCCESS)
         }
-        Cmd::Verify {
-            adapters,
-            scenarios,
-        } => {
+        Cmd::Verify { adapters, scenarios } => {
             let m = load_matrix()?;
             let bin_dir = adapters::bin_dir(cli.bin_dir.as_deref())?;
             let scratch = run::ScratchDir::new()?;
@@ -213,21 +206,14 @@ fn real_main(cli: Cli, interrupted: Arc<AtomicBool>) -> anyhow::Result<ExitCode>
                         format!("{} {}{}", d.listing.library, d.listing.version, note)
                     })
                     .unwrap_or_else(|e| format!("not available: {e:#}"));
-                println!(
-                    "  {:<24} {desc}{}",
-                    a.id,
-                    if a.baseline { " [baseline]" } else { "" }
-                );
+                println!("  {:<24} {desc}{}", a.id, if a.baseline { " [baseline]" } else { "" });
             }
             println!("scenarios:");
             for s in &m.scenarios {
                 let summary = harness::scenario::find(&s.id).map_or("", |s| s.summary);
                 println!("  {:<24} {summary}", s.id);
             }
-            println!(
-                "profiles: {}",
-                m.profile.keys().cloned().collect::<Vec<_>>().join(", ")
-            );
+            println!("profiles: {}", m.profile.keys().cloned().collect::<Vec<_>>().join(", "));
             Ok(ExitCode::SUCCESS)
         }
     }

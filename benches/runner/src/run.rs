@@ -62,9 +62,7 @@ pub fn run(opts: RunOptions, interrupted: Arc<AtomicBool>) -> Result<RunSummary>
     let profile = opts.matrix.profile(&opts.profile)?.clone();
     let adapters = opts.matrix.select_adapters(&opts.adapters)?;
     let scenarios = opts.matrix.select_scenarios(&opts.scenarios)?;
-    let timeout = opts
-        .cell_timeout
-        .unwrap_or_else(|| default_timeout(&profile));
+    let timeout = opts.cell_timeout.unwrap_or_else(|| default_timeout(&profile));
     let binaries: Vec<PathBuf> = adapters
         .iter()
         .map(|a| adapters::binary(&opts.bin_dir, a))
@@ -85,12 +83,8 @@ pub fn run(opts: RunOptions, interrupted: Arc<AtomicBool>) -> Result<RunSummary>
             (p.clone(), r)
         }
         None => {
-            std::fs::create_dir_all(&opts.out_dir).with_context(|| {
-                format!(
-                    "cannot create the output directory {}",
-                    opts.out_dir.display()
-                )
-            })?;
+            std::fs::create_dir_all(&opts.out_dir)
+                .with_context(|| format!("cannot create the output directory {}", opts.out_dir.display()))?;
             check_writable(&opts.out_dir)?;
             let started = environment::now_rfc3339();
             let name = format!("{}-{}.json", started.replace(':', ""), opts.profile);
@@ -136,14 +130,17 @@ pub fn run(opts: RunOptions, interrupted: Arc<AtomicBool>) -> Result<RunSummary>
                     a.library
                 );
             }
-            if !results.adapters.iter().any(|r| r.id == a.id) {
-                results.adapters.push(AdapterRecord {
-                    id: a.id.clone(),
-                    library: d.listing.library.clone(),
-                    version: d.listing.version.clone(),
-                    baseline: a.baseline,
-                });
-            }
+        }
+        // Every cell's adapter is recorded, even one that could not say its version.
+        if !results.adapters.iter().any(|r| r.id == a.id) {
+            results.adapters.push(AdapterRecord {
+                id: a.id.clone(),
+                library: a.library.clone(),
+                version: d
+                    .as_ref()
+                    .map_or_else(|_| "unknown".into(), |d| d.listing.version.clone()),
+                baseline: a.baseline,
+            });
         }
         described.insert(a.id.as_str(), d);
     }
@@ -275,11 +272,7 @@ fn run_cell(
     c.elapsed_s = out.elapsed.as_secs_f64();
     if out.ending == exec::Ending::Exited(harness::cli::EXIT_UNSUPPORTED as i32) {
         c.status = CellStatus::Unsupported;
-        c.reason = Some(
-            out.stderr_tail(1)
-                .trim_start_matches("unsupported: ")
-                .to_string(),
-        );
+        c.reason = Some(out.stderr_tail(1).trim_start_matches("unsupported: ").to_string());
         return Ok(c);
     }
     if !out.success() {
@@ -294,19 +287,14 @@ fn run_cell(
             c.status = CellStatus::Ok;
             c.measurement = Some(m);
         }
-        Err(e) => {
-            c.reason = Some(format!(
-                "the adapter exited 0 but its result is unreadable: {e}"
-            ))
-        }
+        Err(e) => c.reason = Some(format!("the adapter exited 0 but its result is unreadable: {e}")),
     }
     Ok(c)
 }
 
 fn check_writable(dir: &Path) -> Result<()> {
     let probe = dir.join(format!(".dbus-matrix-write-test-{}", std::process::id()));
-    std::fs::write(&probe, b"")
-        .with_context(|| format!("the output directory {} is not writable", dir.display()))?;
+    std::fs::write(&probe, b"").with_context(|| format!("the output directory {} is not writable", dir.display()))?;
     let _ = std::fs::remove_file(probe);
     Ok(())
 }

@@ -16,9 +16,7 @@ pub fn write_atomic(path: &Path, results: &ResultsFile) -> Result<()> {
         .unwrap_or(Path::new("."));
     let tmp = dir.join(format!(
         ".{}.tmp-{}",
-        path.file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or("results"),
+        path.file_name().and_then(|n| n.to_str()).unwrap_or("results"),
         std::process::id()
     ));
     let write = || -> Result<()> {
@@ -49,16 +47,12 @@ pub fn load(path: &Path) -> Result<ResultsFile> {
             path.display()
         );
     }
-    let version = value
-        .get("schema_version")
-        .and_then(|v| v.as_u64())
-        .unwrap_or(0);
+    let version = value.get("schema_version").and_then(|v| v.as_u64()).unwrap_or(0);
     if version > SCHEMA_VERSION as u64 {
         bail!(
             "{} has schema_version {version}, newer than this dbus-matrix understands ({SCHEMA_VERSION}); use a newer dbus-matrix",
             path.display()
         );
     }
-    serde_json::from_value(value)
-        .with_context(|| format!("{} does not match the results schema", path.display()))
+    serde_json::from_value(value).with_context(|| format!("{} does not match the results schema", path.display()))
 }

@@ -28,26 +28,14 @@ pub struct Checked {
     pub verdict: Verdict,
 }
 
-fn call(
-    bin: &Path,
-    args: &[&str],
-    stdin: Option<&[u8]>,
-    scratch: &Path,
-    stop: &AtomicBool,
-) -> Result<exec::Outcome> {
+fn call(bin: &Path, args: &[&str], stdin: Option<&[u8]>, scratch: &Path, stop: &AtomicBool) -> Result<exec::Outcome> {
     let mut cmd = Command::new(bin);
     cmd.args(args);
     exec::run(cmd, stdin, scratch, Duration::from_secs(60), stop)
 }
 
 fn digest_of(bin: &Path, id: &str, bytes: &[u8], scratch: &Path, stop: &AtomicBool) -> Result<u64> {
-    let out = call(
-        bin,
-        &["demarshal", "--scenario", id],
-        Some(bytes),
-        scratch,
-        stop,
-    )?;
+    let out = call(bin, &["demarshal", "--scenario", id], Some(bytes), scratch, stop)?;
     if !out.success() {
         bail!("demarshal failed: {}", out.describe());
     }
@@ -56,13 +44,7 @@ fn digest_of(bin: &Path, id: &str, bytes: &[u8], scratch: &Path, stop: &AtomicBo
         .map_err(|_| anyhow::anyhow!("demarshal printed {:?}, not a digest", text.trim()))
 }
 
-pub fn check(
-    adapter: &str,
-    bin: &Path,
-    scenario_id: &str,
-    scratch: &Path,
-    stop: &AtomicBool,
-) -> Checked {
+pub fn check(adapter: &str, bin: &Path, scenario_id: &str, scratch: &Path, stop: &AtomicBool) -> Checked {
     let verdict = (|| -> Result<Verdict> {
         let Some(sc) = scenario::find(scenario_id) else {
             bail!("unknown scenario {scenario_id}")
@@ -70,13 +52,7 @@ pub fn check(
         let body = sc.body();
         match sc.kind {
             Kind::Marshal => {
-                let out = call(
-                    bin,
-                    &["emit", "--scenario", scenario_id],
-                    None,
-                    scratch,
-                    stop,
-                )?;
+                let out = call(bin, &["emit", "--scenario", scenario_id], None, scratch, stop)?;
                 if out.ending == exec::Ending::Exited(harness::cli::EXIT_UNSUPPORTED as i32) {
                     return Ok(Verdict::Unsupported(out.stderr_tail(1)));
                 }
@@ -99,18 +75,9 @@ pub fn check(
                 if probe.ending == exec::Ending::Exited(harness::cli::EXIT_UNSUPPORTED as i32) {
                     return Ok(Verdict::Unsupported(probe.stderr_tail(1)));
                 }
-                harness::verify::verify_digest(
-                    digest_of(bin, scenario_id, &canonical, scratch, stop)?,
-                    &body,
-                )?;
+                harness::verify::verify_digest(digest_of(bin, scenario_id, &canonical, scratch, stop)?, &body)?;
                 let changed = payload::perturbed(&body);
-                let got = digest_of(
-                    bin,
-                    scenario_id,
-                    &wire::canonical_signal(&changed),
-                    scratch,
-                    stop,
-                )?;
+                let got = digest_of(bin, scenario_id, &wire::canonical_signal(&changed), scratch, stop)?;
                 if got != changed.digest() {
                     bail!("the digest did not follow a perturbed payload: the adapter does not read every field it is given");
                 }

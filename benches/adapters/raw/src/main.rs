@@ -166,7 +166,9 @@ impl Codec for Raw {
 
     fn marshal(&mut self, body: &Body) -> Result<Vec<u8>> {
         let sig = body.signature();
-        let mut w = Writer { buf: Vec::with_capacity(estimated_len(body)) };
+        let mut w = Writer {
+            buf: Vec::with_capacity(estimated_len(body)),
+        };
         w.buf.extend_from_slice(&[b'l', 4, 0, 1, 0, 0, 0, 0]);
         w.buf.extend_from_slice(&payload::SERIAL.to_le_bytes());
         let fields = w.begin_array(8);

@@ -45,9 +45,7 @@ pub fn render(r: &ResultsFile) -> String {
             m.map_or_else(String::new, |m| m.wall.samples.to_string()),
             m.map_or_else(String::new, |m| m.throughput_bytes.to_string()),
             num(mbps),
-            num(m
-                .and_then(|m| m.alloc.as_ref())
-                .map(|a| a.allocations_per_op)),
+            num(m.and_then(|m| m.alloc.as_ref()).map(|a| a.allocations_per_op)),
             num(m.and_then(|m| m.alloc.as_ref()).map(|a| a.bytes_per_op)),
             num(m.and_then(|m| m.instructions_per_op)),
             field(c.reason.as_deref().unwrap_or("")),

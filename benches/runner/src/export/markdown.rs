@@ -58,12 +58,7 @@ pub fn render(r: &ResultsFile) -> String {
                     },
                 })
                 .collect();
-            let _ = writeln!(
-                out,
-                "| {} | {} |",
-                row_label(row.adapter),
-                cells.join(" | ")
-            );
+            let _ = writeln!(out, "| {} | {} |", row_label(row.adapter), cells.join(" | "));
         }
         out.push('\n');
     }

@@ -42,22 +42,14 @@ pub fn tables(r: &ResultsFile) -> Vec<Table<'_>> {
                     columns.push(c.scenario.clone());
                 }
             }
-            let is_baseline: BTreeMap<&str, bool> = r
-                .adapters
-                .iter()
-                .map(|a| (a.id.as_str(), a.baseline))
-                .collect();
+            let is_baseline: BTreeMap<&str, bool> = r.adapters.iter().map(|a| (a.id.as_str(), a.baseline)).collect();
             let fastest: Vec<Option<f64>> = columns
                 .iter()
                 .map(|col| {
                     cells
                         .iter()
                         .filter(|c| {
-                            &c.scenario == col
-                                && !is_baseline
-                                    .get(c.adapter.as_str())
-                                    .copied()
-                                    .unwrap_or(false)
+                            &c.scenario == col && !is_baseline.get(c.adapter.as_str()).copied().unwrap_or(false)
                         })
                         .filter_map(|c| c.median_ns())
                         .min_by(f64::total_cmp)

@@ -1,0 +1,124 @@
+//! Bad input gets a clear error and exit status 2, never a panic.
+
+mod common;
+use common::*;
+
+fn fails_with(mut c: std::process::Command, needles: &[&str]) {
+    let o = c.output().unwrap();
+    let out = text(&o);
+    assert_eq!(o.status.code(), Some(2), "expected exit 2:\n{out}");
+    assert!(!out.contains("panicked"), "panic instead of an error:\n{out}");
+    for n in needles {
+        assert!(out.contains(n), "expected {n:?} in:\n{out}");
+    }
+}
+
+#[test]
+fn malformed_matrix_names_line_and_column() {
+    let dir = TempDir::new("bad-matrix");
+    let text = std::fs::read_to_string(repo_matrix())
+        .unwrap()
+        .replacen("package = ", "pakage = ", 1);
+    let line = text.lines().position(|l| l.starts_with("pakage")).unwrap() + 1;
+    let m = dir.path().join("matrix.toml");
+    std::fs::write(&m, text).unwrap();
+    fails_with(
+        dbus_matrix(&["--matrix", m.to_str().unwrap(), "list"]),
+        &[&format!("matrix.toml:{line}:1"), "pakage"],
+    );
+    std::fs::write(&m, "schema = 1\n[[adapter]\n").unwrap();
+    fails_with(
+        dbus_matrix(&["--matrix", m.to_str().unwrap(), "list"]),
+        &["matrix.toml:2:"],
+    );
+    fails_with(
+        dbus_matrix(&["--matrix", "/nonexistent/matrix.toml", "list"]),
+        &["cannot read the matrix file"],
+    );
+}
+
+#[test]
+fn unknown_names_are_refused() {
+    let m = repo_matrix();
+    let m = m.to_str().unwrap();
+    fails_with(
+        dbus_matrix(&["--matrix", m, "run", "--adapters", "zbus-99"]),
+        &["unknown adapter \"zbus-99\"", "zbus-6"],
+    );
+    fails_with(
+        dbus_matrix(&["--matrix", m, "run", "--scenarios", "marshal/nope"]),
+        &["unknown scenario"],
+    );
+    fails_with(
+        dbus_matrix(&["--matrix", m, "run", "--profile", "turbo"]),
+        &["unknown profile \"turbo\""],
+    );
+}
+
+#[test]
+fn bad_results_files_are_refused() {
+    let dir = TempDir::new("bad-results");
+    let p = |n: &str| dir.path().join(n);
+    std::fs::write(
+        p("truncated.json"),
+        "{\"format\": \"dbus-matrix-results\", \"schema_ver",
+    )
+    .unwrap();
+    fails_with(
+        dbus_matrix(&["report", p("truncated.json").to_str().unwrap()]),
+        &["not valid JSON", "truncated"],
+    );
+    std::fs::write(p("foreign.json"), "{\"hello\": 1}").unwrap();
+    fails_with(
+        dbus_matrix(&["report", p("foreign.json").to_str().unwrap()]),
+        &["not a dbus-matrix results file"],
+    );
+    std::fs::write(
+        p("newer.json"),
+        "{\"format\": \"dbus-matrix-results\", \"schema_version\": 99}",
+    )
+    .unwrap();
+    fails_with(
+        dbus_matrix(&["report", p("newer.json").to_str().unwrap()]),
+        &["schema_version 99", "newer"],
+    );
+    fails_with(
+        dbus_matrix(&["report", p("absent.json").to_str().unwrap()]),
+        &["cannot read"],
+    );
+}
+
+#[test]
+fn unwritable_output_and_missing_binaries_are_refused() {
+    let dir = TempDir::new("bad-out");
+    let file = dir.path().join("a-file");
+    std::fs::write(&file, "").unwrap();
+    let out = file.join("results");
+    let m = repo_matrix();
+    fails_with(
+        dbus_matrix(&[
+            "--matrix",
+            m.to_str().unwrap(),
+            "run",
+            "--adapters",
+            "raw",
+            "--out",
+            out.to_str().unwrap(),
+        ]),
+        &["cannot create the output directory"],
+    );
+    let mut c = std::process::Command::new(runner_bin());
+    c.args([
+        "--matrix",
+        m.to_str().unwrap(),
+        "--bin-dir",
+        dir.path().to_str().unwrap(),
+        "run",
+        "--adapters",
+        "raw",
+    ]);
+    fails_with(
+        c,
+        &["adapter raw has no binary", "cargo build --release -p adapter-raw"],
+    );
+}

@@ -1,0 +1,215 @@
+//! Shared by the runner's integration tests. They drive the real
+//! `dbus-matrix` binary and real adapter binaries, which must be built in
+//! the same profile first: `cargo build --release --workspace` then
+//! `cargo nextest run --release` (scripts/test.sh does both).
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use harness::results::{CellStatus, ResultsFile};
+
+pub fn runner_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_dbus-matrix"))
+}
+
+/// Where the adapters are: `$DBUS_MATRIX_BIN_DIR` or next to the runner.
+pub fn bin_dir() -> PathBuf {
+    let dir = std::env::var_os("DBUS_MATRIX_BIN_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| runner_bin().parent().unwrap().to_path_buf());
+    assert!(
+        dir.join("adapter-raw").is_file(),
+        "adapter binaries are missing from {}: run `cargo build --release --workspace` in benches/ first",
+        dir.display()
+    );
+    dir
+}
+
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
+}
+
+pub fn repo_matrix() -> PathBuf {
+    repo_root().join("matrix.toml")
+}
+
+pub fn dbus_matrix(args: &[&str]) -> Command {
+    let mut c = Command::new(runner_bin());
+    c.arg("--bin-dir").arg(bin_dir()).args(args);
+    c.env_remove("DBUS_MATRIX_MATRIX");
+    c
+}
+
+pub fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+pub struct TempDir(pub PathBuf);
+
+impl TempDir {
+    pub fn new(tag: &str) -> TempDir {
+        let p = std::env::temp_dir().join(format!("dbus-matrix-test-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&p);
+        std::fs::create_dir_all(&p).unwrap();
+        TempDir(p)
+    }
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// The one results file in `dir`.
+pub fn results_file(dir: &Path) -> PathBuf {
+    let files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    assert_eq!(
+        files.len(),
+        1,
+        "expected one results file in {}: {files:?}",
+        dir.display()
+    );
+    files[0].clone()
+}
+
+/// Validates against docs/results.schema.json and the invariants the schema
+/// cannot express; returns the parsed file.
+pub fn validate(path: &Path) -> ResultsFile {
+    let schema: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(repo_root().join("docs/results.schema.json")).unwrap()).unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(path).unwrap())
+        .unwrap_or_else(|e| panic!("{} is not JSON: {e}", path.display()));
+    let validator = jsonschema::validator_for(&schema).expect("the schema itself is valid");
+    let errors: Vec<String> = validator
+        .iter_errors(&doc)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "{} violates the schema:\n{}",
+        path.display(),
+        errors.join("\n")
+    );
+    let r: ResultsFile = serde_json::from_value(doc).unwrap();
+    for c in &r.cells {
+        assert!(
+            r.adapters.iter().any(|a| a.id == c.adapter),
+            "cell of unknown adapter {}",
+            c.adapter
+        );
+        if let Some(m) = &c.measurement {
+            let e = &m.wall.median_ns;
+            assert!(
+                e.lower <= e.point && e.point <= e.upper,
+                "{} {}: CI does not contain the median",
+                c.adapter,
+                c.scenario
+            );
+        }
+    }
+    let mut keys: Vec<_> = r.cells.iter().map(|c| c.key()).collect();
+    keys.sort();
+    let n = keys.len();
+    keys.dedup();
+    assert_eq!(n, keys.len(), "duplicate cells");
+    r
+}
+
+pub fn status_of(r: &ResultsFile, adapter: &str, scenario: &str) -> CellStatus {
+    r.cells
+        .iter()
+        .find(|c| c.adapter == adapter && c.scenario == scenario)
+        .unwrap_or_else(|| panic!("no cell {adapter} {scenario}"))
+        .status
+}
+
+/// A matrix of fault adapters (symlinks to the fault-adapter binary, which
+/// misbehaves according to the name it is run under).
+pub struct FaultSetup {
+    pub dir: TempDir,
+    pub matrix: PathBuf,
+    pub bin_dir: PathBuf,
+}
+
+pub fn fault_setup(tag: &str, adapters: &[&str], scenarios: &[&str]) -> FaultSetup {
+    let dir = TempDir::new(tag);
+    let bins = dir.path().join("bin");
+    std::fs::create_dir_all(&bins).unwrap();
+    let fault_bin = bin_dir().join("fault-adapter");
+    assert!(
+        fault_bin.is_file(),
+        "fault-adapter is not built: cargo build --release --workspace"
+    );
+    let mut toml = String::from("schema = 1\n");
+    for a in adapters {
+        std::os::unix::fs::symlink(&fault_bin, bins.join(a)).unwrap();
+        toml += &format!("[[adapter]]\nid = \"{a}\"\npackage = \"{a}\"\npath = \"x\"\nlibrary = \"fault\"\n");
+    }
+    for s in scenarios {
+        toml += &format!("[[scenario]]\nid = \"{s}\"\n");
+    }
+    toml += "[profile.smoke]\nsample_size = 10\nwarm_up = 0.05\nmeasurement = 0.1\n";
+    let matrix = dir.path().join("matrix.toml");
+    std::fs::write(&matrix, toml).unwrap();
+    FaultSetup {
+        dir,
+        matrix,
+        bin_dir: bins,
+    }
+}
+
+impl FaultSetup {
+    pub fn command(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(runner_bin());
+        c.arg("--matrix")
+            .arg(&self.matrix)
+            .arg("--bin-dir")
+            .arg(&self.bin_dir)
+            .args(args);
+        c
+    }
+
+    /// The path an adapter runs under (unique to this test, unlike its name).
+    pub fn bin(&self, adapter: &str) -> String {
+        self.bin_dir.join(adapter).display().to_string()
+    }
+
+    pub fn out(&self) -> PathBuf {
+        self.dir.path().join("out")
+    }
+}
+
+/// Processes whose command line mentions `needle` (zombies excluded).
+pub fn processes_mentioning(needle: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let pid = e.file_name().to_string_lossy().to_string();
+        if !pid.chars().all(|c| c.is_ascii_digit()) || pid == std::process::id().to_string() {
+            continue;
+        }
+        let cmdline = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
+        let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
+        let cmd = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        if cmd.contains(needle) && !stat.contains(") Z ") {
+            found.push(format!("{pid}: {cmd}"));
+        }
+    }
+    found
+}

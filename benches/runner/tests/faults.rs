@@ -1,0 +1,189 @@
+//! Fault injection: adapters that hang, crash, print garbage, emit wrong
+//! bytes or fail; the run goes on, each cell ends in its documented state,
+//! the results file stays valid and the exit status says a cell failed.
+
+mod common;
+use std::time::{Duration, Instant};
+
+use common::*;
+use harness::results::CellStatus;
+
+#[test]
+fn each_fault_becomes_a_failed_cell_and_the_run_goes_on() {
+    let setup = fault_setup(
+        "faults",
+        &[
+            "fault-ok",
+            "fault-hang",
+            "fault-crash",
+            "fault-garbage-list",
+            "fault-wrong-bytes",
+            "fault-exit",
+        ],
+        &["marshal/mixed", "demarshal/mixed"],
+    );
+    let o = setup
+        .command(&[
+            "run",
+            "--profile",
+            "smoke",
+            "--quiet",
+            "--cell-timeout",
+            "5",
+            "--out",
+            setup.out().to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    let out = text(&o);
+    assert_eq!(o.status.code(), Some(1), "a failed cell must give exit 1:\n{out}");
+    let r = validate(&results_file(&setup.out()));
+    assert!(r.run.complete);
+    let reason = |a: &str, s: &str| {
+        r.cells
+            .iter()
+            .find(|c| c.adapter == a && c.scenario == s)
+            .unwrap()
+            .reason
+            .clone()
+            .unwrap_or_default()
+    };
+    for s in ["marshal/mixed", "demarshal/mixed"] {
+        assert_eq!(status_of(&r, "fault-ok", s), CellStatus::Ok);
+        for bad in [
+            "fault-hang",
+            "fault-crash",
+            "fault-garbage-list",
+            "fault-wrong-bytes",
+            "fault-exit",
+        ] {
+            assert_eq!(status_of(&r, bad, s), CellStatus::Failed, "{bad} {s}");
+        }
+        assert!(
+            reason("fault-hang", s).contains("timed out after 5 s"),
+            "{}",
+            reason("fault-hang", s)
+        );
+        assert!(
+            reason("fault-crash", s).contains("SIGABRT"),
+            "{}",
+            reason("fault-crash", s)
+        );
+        assert!(
+            reason("fault-garbage-list", s).contains("not an adapter listing"),
+            "{}",
+            reason("fault-garbage-list", s)
+        );
+        assert!(
+            reason("fault-wrong-bytes", s).contains("verification"),
+            "{}",
+            reason("fault-wrong-bytes", s)
+        );
+        assert!(
+            reason("fault-exit", s).contains("injected library error"),
+            "{}",
+            reason("fault-exit", s)
+        );
+    }
+    // The summary names every failure.
+    assert!(out.matches("failed: fault-").count() >= 10, "{out}");
+    assert!(
+        processes_mentioning(&setup.bin("fault-hang")).is_empty(),
+        "a hung adapter survived"
+    );
+}
+
+#[test]
+fn interrupting_a_run_keeps_finished_cells_and_resume_completes_it() {
+    let setup = fault_setup(
+        "interrupt",
+        &["fault-ok", "fault-hang"],
+        &["marshal/mixed", "demarshal/mixed"],
+    );
+    let mut child = setup
+        .command(&[
+            "run",
+            "--profile",
+            "smoke",
+            "--quiet",
+            "--cell-timeout",
+            "60",
+            "--out",
+            setup.out().to_str().unwrap(),
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait until the hang adapter is running (the ok cell is done by then).
+    let start = Instant::now();
+    while processes_mentioning(&format!("{} bench", setup.bin("fault-hang"))).is_empty() {
+        assert!(start.elapsed() < Duration::from_secs(60), "the hang cell never started");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    unsafe { libc_kill(child.id() as i32, 15) };
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "SIGTERM must end the run with 130");
+    assert!(
+        processes_mentioning(&setup.bin("fault-hang")).is_empty(),
+        "the adapter outlived the runner"
+    );
+    let file = results_file(&setup.out());
+    let r = validate(&file);
+    assert!(!r.run.complete);
+    assert_eq!(status_of(&r, "fault-ok", "marshal/mixed"), CellStatus::Ok);
+    assert!(
+        !r.cells
+            .iter()
+            .any(|c| c.adapter == "fault-hang" && c.scenario == "marshal/mixed"),
+        "an interrupted cell is missing, not failed"
+    );
+    let leftovers: Vec<_> = std::fs::read_dir(std::env::temp_dir())
+        .unwrap()
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with(&format!("dbus-matrix-run-{}-", child.id()))
+        })
+        .collect();
+    assert!(leftovers.is_empty(), "scratch directory left behind");
+
+    // Resume with only the healthy adapter finishing: run the missing cells.
+    let o = setup
+        .command(&[
+            "run",
+            "--profile",
+            "smoke",
+            "--quiet",
+            "--cell-timeout",
+            "3",
+            "--resume",
+            file.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let r2 = validate(&file);
+    assert!(r2.run.complete);
+    assert_eq!(r2.cells.len(), 4);
+    assert_eq!(status_of(&r2, "fault-ok", "marshal/mixed"), CellStatus::Ok);
+    // The cell finished before the interruption was kept, not rerun.
+    let before = r
+        .cells
+        .iter()
+        .find(|c| c.adapter == "fault-ok" && c.scenario == "marshal/mixed")
+        .unwrap();
+    let after = r2
+        .cells
+        .iter()
+        .find(|c| c.adapter == "fault-ok" && c.scenario == "marshal/mixed")
+        .unwrap();
+    assert_eq!(before, after);
+    assert_eq!(status_of(&r2, "fault-hang", "demarshal/mixed"), CellStatus::Failed);
+}
+
+extern "C" {
+    #[link_name = "kill"]
+    fn libc_kill(pid: i32, sig: i32) -> i32;
+}

@@ -1,0 +1,172 @@
+//! An adapter for fault-injection tests. It does the work correctly with the
+//! harness's reference codec, except for the fault named by the file name it
+//! is invoked as (tests symlink it): `fault-ok`, `fault-hang`, `fault-crash`,
+//! `fault-garbage-list`, `fault-wrong-bytes`, `fault-slow`, `fault-exit`.
+//! The adapter id is that file name, so one binary plays many adapters.
+
+use std::hint::black_box;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use harness::scenario::Shape;
+use harness::{wire, AdapterInfo, Body, Codec, Digest};
+
+#[global_allocator]
+static ALLOCATOR: harness::alloc::CountingAllocator = harness::alloc::CountingAllocator;
+
+#[derive(Clone, Copy, PartialEq)]
+enum Fault {
+    None,
+    /// `bench` never finishes (the runner's timeout must kill it).
+    Hang,
+    /// Aborts in the middle of the timed loop.
+    Crash,
+    /// `list` prints something that is not JSON.
+    GarbageList,
+    /// Emits a body with one byte changed (verification must catch it).
+    WrongBytes,
+    /// Correct but slower by a fixed amount of work per operation.
+    Slow,
+    /// `bench` exits 1 with a message, like a library error.
+    Exit,
+}
+
+struct Faulty {
+    fault: Fault,
+    calls: u64,
+}
+
+fn fault_from_name(name: &str) -> Fault {
+    match name {
+        "fault-hang" => Fault::Hang,
+        "fault-crash" => Fault::Crash,
+        "fault-garbage-list" => Fault::GarbageList,
+        "fault-wrong-bytes" => Fault::WrongBytes,
+        "fault-slow" => Fault::Slow,
+        "fault-exit" => Fault::Exit,
+        _ => Fault::None,
+    }
+}
+
+impl Faulty {
+    fn on_operation(&mut self) {
+        self.calls += 1;
+        match self.fault {
+            // The first calls are verification and allocation counting.
+            Fault::Crash if self.calls > 100 => std::process::abort(),
+            Fault::Hang if self.calls > 20 => loop {
+                std::thread::sleep(std::time::Duration::from_secs(1));
+            },
+            // About 20 µs of extra work, far above run-to-run noise.
+            Fault::Slow => {
+                let mut x = 0u64;
+                for i in 0..20_000u64 {
+                    x = black_box(x.wrapping_mul(31).wrapping_add(i));
+                }
+                black_box(x);
+            }
+            _ => {}
+        }
+    }
+}
+
+impl Codec for Faulty {
+    type Wire = Vec<u8>;
+
+    fn marshal(&mut self, body: &Body) -> Result<Vec<u8>> {
+        self.on_operation();
+        if self.fault == Fault::Exit {
+            anyhow::bail!("injected library error");
+        }
+        let mut bytes = wire::canonical_signal(body);
+        if self.fault == Fault::WrongBytes {
+            let last = bytes.len() - 1;
+            bytes[last] ^= 0xff;
+        }
+        Ok(bytes)
+    }
+
+    fn demarshal(&mut self, bytes: &[u8], _shape: Shape, digest: &mut Digest) -> Result<()> {
+        self.on_operation();
+        if self.fault == Fault::Exit {
+            anyhow::bail!("injected library error");
+        }
+        let msg = wire::decode_message(bytes)?;
+        plain_body(&msg.values)
+            .context("unexpected body shape")?
+            .digest_into(digest);
+        if self.fault == Fault::WrongBytes {
+            digest.u64(1);
+        }
+        Ok(())
+    }
+}
+
+fn plain_body(values: &[wire::Value]) -> Option<Body> {
+    use wire::Value as V;
+    let str_of = |v: &V| v.as_str().map(str::to_string);
+    if let [V::Array(sig, entries)] = values {
+        if sig == "{sv}" {
+            let mut out = Vec::new();
+            for e in entries {
+                let V::DictEntry(k, v) = e else { return None };
+                let V::Variant(inner) = &**v else { return None };
+                out.push((str_of(k)?, str_of(inner)?));
+            }
+            return Some(Body::AsvDict(out));
+        }
+    }
+    let mut units = Vec::new();
+    for chunk in values.chunks(6) {
+        let [V::Str(s), V::U64(t), V::Struct(st), V::Array(_, dict), V::Array(_, at), V::Array(_, as_)] = chunk else {
+            return None;
+        };
+        let [V::U64(st0), V::Str(st1)] = st.as_slice() else {
+            return None;
+        };
+        units.push(harness::Unit {
+            s: s.clone(),
+            t: *t,
+            st: (*st0, st1.clone()),
+            dict: dict
+                .iter()
+                .map(|e| match e {
+                    V::DictEntry(k, v) => match (&**k, &**v) {
+                        (V::Str(k), V::I32(v)) => Some((k.clone(), *v)),
+                        _ => None,
+                    },
+                    _ => None,
+                })
+                .collect::<Option<_>>()?,
+            at: at
+                .iter()
+                .map(|v| if let V::U64(x) = v { Some(*x) } else { None })
+                .collect::<Option<_>>()?,
+            as_: as_.iter().map(str_of).collect::<Option<_>>()?,
+        });
+    }
+    Some(Body::Units(units))
+}
+
+fn main() -> ExitCode {
+    let argv0 = std::env::args().next().unwrap_or_default();
+    let name = std::path::Path::new(&argv0)
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("fault-ok")
+        .to_string();
+    let fault = fault_from_name(&name);
+    if fault == Fault::GarbageList && std::env::args().nth(1).as_deref() == Some("list") {
+        println!("this is not JSON {{{{");
+        return ExitCode::SUCCESS;
+    }
+    let id: &'static str = Box::leak(name.into_boxed_str());
+    harness::cli::main(
+        AdapterInfo {
+            id,
+            library: "fault",
+            version: "0.0.0",
+        },
+        move || Faulty { fault, calls: 0 },
+    )
+}
