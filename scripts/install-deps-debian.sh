@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Installs what host mode needs on Debian 12, idempotently (fast when done):
+#   runtime: dbus-daemon, dbus-broker, busd (cargo), libdbus-1-dev + pkg-config (dbus-rs links libdbus)
+#   tests:   valgrind (instruction counts), nix-bin (offline flake evaluation), deadnix and
+#            nixpkgs-fmt (cargo), cargo-nextest (if the machine lacks it)
+# Usage: scripts/install-deps-debian.sh [runtime|all]   (default: all)
+set -euo pipefail
+what=${1:-all}
+
+apt_packages=(dbus-daemon dbus-broker libdbus-1-dev pkg-config util-linux)
+[ "$what" = all ] && apt_packages+=(valgrind nix-bin git)
+
+missing=()
+for p in "${apt_packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "installing Debian packages: ${missing[*]}"
+  sudo_cmd=""
+  [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+export PATH="$HOME/.cargo/bin:$PATH"
+# cargo install NAME VERSION BINARY: only when BINARY is absent or another version.
+cargo_tool() {
+  local name=$1 version=$2 bin=$3
+  if ! "$bin" --version 2>/dev/null | grep -qF "$version"; then
+    echo "installing $name $version with cargo (one-time, a few minutes)"
+    cargo install --quiet --locked "$name@$version"
+  fi
+}
+cargo_tool busd 0.6.1 busd
+if [ "$what" = all ]; then
+  cargo_tool deadnix 1.3.1 deadnix
+  cargo_tool nixpkgs-fmt 1.3.0 nixpkgs-fmt
+  command -v cargo-nextest >/dev/null || cargo install --quiet --locked cargo-nextest
+fi

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Every test, as CI runs it: install what is missing, format and lint checks,
+# build, the Rust test suites (verification, smoke run of the whole matrix,
+# fault injection, bus teardown, ...), then the offline Nix checks.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install-deps-debian.sh all
+export PATH="$HOME/.cargo/bin:$PATH"
+
+step() { printf '\n==> %s\n' "$*"; }
+cd benches
+step "cargo fmt --check"
+cargo fmt --all --check
+step "cargo build --release (all adapters, runner, test tools)"
+cargo build --release --workspace
+step "cargo clippy (deny warnings)"
+cargo clippy --release --workspace --all-targets -- -D warnings
+step "cargo nextest (release, against the binaries just built)"
+cargo nextest run --release --workspace --no-fail-fast
+cd ..
+step "offline Nix checks (parse, flake check against stubs, wiring, deadnix, nixpkgs-fmt)"
+bash nix/tests/run.sh
