@@ -7,10 +7,17 @@
 //! <adapter> bench --scenario ID --result FILE [criterion settings]
 //!                                        verify, count allocations, time with criterion,
 //!                                        write a `Measurement` as JSON to FILE
-//! <adapter> repeat --scenario ID --iterations N
+//! <adapter> repeat --scenario ID --iterations N [transport]
 //!                                        verify, then run the operation N times inside
 //!                                        `dbus_matrix_measured_region` (for callgrind)
+//! <adapter> serve [transport]            serve the benchmark service; prints READY
+//! <adapter> subscribe [transport] --connections N --extra-rules R --ack-fifo PATH
+//!                                        N subscriber connections; one byte to PATH each
+//!                                        time all got a Ping; prints READY
+//! <adapter> cold-start [transport]       connect, read the Items property, print it, exit
 //! ```
+//! `[transport]` is `--bus-address A --bus-socket P --service-name N` or
+//! `--p2p-socket P`; IPC `bench` also takes `--ack-fifo PATH` for signal fan-out.
 //! Exit status: 0 success, 1 error (message on stderr), 3 scenario unsupported
 //! by this library (reason on stderr).
 
@@ -20,24 +27,71 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, ensure, Context, Result};
 use clap::{Parser, Subcommand};
 use serde::{Deserialize, Serialize};
 
 use crate::adapter::{AdapterInfo, Codec};
 use crate::digest::Digest;
+use crate::ipc::{Ipc, IpcOp, Transport};
 use crate::payload::Body;
 use crate::results::{AllocCost, Estimate, Measurement, WallTime};
 use crate::scenario::{self, Kind, Scenario, Shape};
 use crate::{alloc, verify, wire};
 
 pub const EXIT_UNSUPPORTED: u8 = 3;
+/// What `serve` and `subscribe` print once they are ready.
+pub const READY: &str = "READY";
 
 #[derive(Parser)]
 #[command(about = "A dbus-matrix adapter (see harness::cli for the contract)")]
 struct Args {
     #[command(subcommand)]
     command: Command,
+}
+
+/// Where the service is, for IPC commands.
+#[derive(clap::Args, Clone, Default)]
+struct TransportArgs {
+    /// Bus address, `unix:path=…`.
+    #[arg(long)]
+    bus_address: Option<String>,
+    /// The bus socket path (libraries that cannot parse addresses connect by path).
+    #[arg(long)]
+    bus_socket: Option<PathBuf>,
+    /// The well-known name the service owns on the bus.
+    #[arg(long)]
+    service_name: Option<String>,
+    /// Peer to peer: the socket the server listens on.
+    #[arg(long, conflicts_with_all = ["bus_address", "bus_socket", "service_name"])]
+    p2p_socket: Option<PathBuf>,
+}
+
+impl TransportArgs {
+    fn transport(&self) -> Result<Option<Transport>> {
+        Ok(
+            match (
+                &self.bus_address,
+                &self.bus_socket,
+                &self.service_name,
+                &self.p2p_socket,
+            ) {
+                (None, None, None, None) => None,
+                (_, _, _, Some(socket)) => Some(Transport::P2p { socket: socket.clone() }),
+                (Some(address), Some(socket), Some(name), None) => Some(Transport::Bus {
+                    address: address.clone(),
+                    socket: socket.clone(),
+                    service_name: name.clone(),
+                }),
+                _ => bail!("a bus transport needs --bus-address, --bus-socket and --service-name together"),
+            },
+        )
+    }
+
+    fn required(&self) -> Result<Transport> {
+        self.transport()?
+            .context("this command needs a transport: --bus-address/--bus-socket/--service-name or --p2p-socket")
+    }
 }
 
 #[derive(Subcommand)]
@@ -72,6 +126,14 @@ enum Command {
         /// Seconds.
         #[arg(long, default_value_t = 1.0)]
         measurement: f64,
+        /// Bootstrap resamples for criterion's confidence intervals.
+        #[arg(long, default_value_t = 100_000)]
+        nresamples: usize,
+        #[command(flatten)]
+        transport: TransportArgs,
+        /// For signal fan-out: the subscribers acknowledge through this FIFO.
+        #[arg(long)]
+        ack_fifo: Option<PathBuf>,
     },
     /// Verify, then run the operation N times in `dbus_matrix_measured_region`.
     Repeat {
@@ -79,6 +141,31 @@ enum Command {
         scenario: String,
         #[arg(long)]
         iterations: u64,
+        #[command(flatten)]
+        transport: TransportArgs,
+        #[arg(long)]
+        ack_fifo: Option<PathBuf>,
+    },
+    /// Serve the benchmark service until killed.
+    Serve {
+        #[command(flatten)]
+        transport: TransportArgs,
+    },
+    /// Subscribe to Ping on N connections until killed.
+    Subscribe {
+        #[command(flatten)]
+        transport: TransportArgs,
+        #[arg(long)]
+        connections: usize,
+        #[arg(long, default_value_t = 0)]
+        extra_rules: usize,
+        #[arg(long)]
+        ack_fifo: PathBuf,
+    },
+    /// Connect, read the Items property, print it, exit.
+    ColdStart {
+        #[command(flatten)]
+        transport: TransportArgs,
     },
 }
 
@@ -91,30 +178,27 @@ pub struct Listing {
     pub scenarios: Vec<ScenarioSupport>,
 }
 
+/// Support of one scenario; IPC scenarios also say whether they work peer to peer.
 #[derive(Debug, Serialize, Deserialize)]
 pub struct ScenarioSupport {
     pub id: String,
     pub supported: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
-}
-
-/// The timed work of a cell, prepared and verified.
-enum Input {
-    Marshal(Body),
-    Demarshal(Vec<u8>, Shape),
-}
-
-struct Prepared {
-    input: Input,
-    throughput_bytes: u64,
-    notes: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p2p_supported: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p2p_reason: Option<String>,
 }
 
 /// Entry point used by `adapter_main!`.
-pub fn main<C: Codec>(info: AdapterInfo, make: impl FnOnce() -> C) -> ExitCode {
+pub fn main<C: Codec, I: Ipc>(
+    info: AdapterInfo,
+    make_codec: impl FnOnce() -> C,
+    make_ipc: impl FnOnce() -> I,
+) -> ExitCode {
     let args = Args::parse();
-    match run(info, make, args.command) {
+    match run(info, make_codec, make_ipc, args.command) {
         Ok(code) => code,
         Err(e) => {
             eprintln!("error: {e:#}");
@@ -125,56 +209,145 @@ pub fn main<C: Codec>(info: AdapterInfo, make: impl FnOnce() -> C) -> ExitCode {
 
 fn find_scenario(id: &str) -> Result<&'static Scenario> {
     scenario::find(id).with_context(|| {
-        let known: Vec<_> = scenario::all().map(|s| s.id).collect();
+        let known: Vec<_> = scenario::all().map(|s| s.id.as_str()).collect();
         format!("unknown scenario {id:?}; known: {}", known.join(", "))
     })
 }
 
-fn run<C: Codec>(info: AdapterInfo, make: impl FnOnce() -> C, command: Command) -> Result<ExitCode> {
-    let mut codec = make();
-    let scenario_id = match &command {
+/// Why `info`'s adapter cannot do `op` (over p2p or a bus), if it cannot.
+/// The raw-socket floor is the harness's own code, run by the baseline only.
+fn ipc_unsupported(info: &AdapterInfo, ipc: &impl Ipc, op: IpcOp, p2p: bool) -> Option<String> {
+    match op {
+        IpcOp::RawSocket(_) if info.library == "raw" => None,
+        IpcOp::RawSocket(_) => Some("the raw-socket floor is measured once, by the raw baseline".into()),
+        _ => ipc.unsupported_ipc(op, p2p),
+    }
+}
+
+fn unsupported_reason<C: Codec, I: Ipc>(
+    info: &AdapterInfo,
+    codec: &C,
+    ipc: &I,
+    s: &Scenario,
+    transport: Option<&Transport>,
+) -> Option<String> {
+    match s.kind {
+        Kind::Ipc(op) => ipc_unsupported(info, ipc, op, transport.is_some_and(Transport::is_p2p)),
+        _ => codec.unsupported(s),
+    }
+}
+
+fn print_ready() {
+    println!("{READY}");
+    let _ = std::io::stdout().flush();
+}
+
+fn run<C: Codec, I: Ipc>(
+    info: AdapterInfo,
+    make_codec: impl FnOnce() -> C,
+    make_ipc: impl FnOnce() -> I,
+    command: Command,
+) -> Result<ExitCode> {
+    let mut codec = make_codec();
+    let mut ipc = make_ipc();
+    let (scenario_id, transport) = match &command {
         Command::List => {
+            let scenarios = scenario::all()
+                .map(|s| match s.kind {
+                    Kind::Ipc(op) => {
+                        let bus = ipc_unsupported(&info, &ipc, op, false);
+                        let p2p = ipc_unsupported(&info, &ipc, op, true);
+                        ScenarioSupport {
+                            id: s.id.clone(),
+                            supported: bus.is_none(),
+                            reason: bus,
+                            p2p_supported: Some(p2p.is_none()),
+                            p2p_reason: p2p,
+                        }
+                    }
+                    _ => {
+                        let reason = codec.unsupported(s);
+                        ScenarioSupport {
+                            id: s.id.clone(),
+                            supported: reason.is_none(),
+                            reason,
+                            p2p_supported: None,
+                            p2p_reason: None,
+                        }
+                    }
+                })
+                .collect();
             let listing = Listing {
                 id: info.id.into(),
                 library: info.library.into(),
                 version: info.version.into(),
-                scenarios: scenario::all()
-                    .map(|s| {
-                        let reason = codec.unsupported(s);
-                        ScenarioSupport {
-                            id: s.id.into(),
-                            supported: reason.is_none(),
-                            reason,
-                        }
-                    })
-                    .collect(),
+                scenarios,
             };
             println!("{}", serde_json::to_string_pretty(&listing)?);
             return Ok(ExitCode::SUCCESS);
         }
-        Command::Emit { scenario }
-        | Command::Demarshal { scenario }
-        | Command::Bench { scenario, .. }
-        | Command::Repeat { scenario, .. } => scenario.clone(),
+        Command::Serve { transport } => {
+            ipc.serve(&transport.required()?, &mut print_ready)?;
+            return Ok(ExitCode::SUCCESS);
+        }
+        Command::Subscribe {
+            transport,
+            connections,
+            extra_rules,
+            ack_fifo,
+        } => {
+            let mut fifo = std::fs::OpenOptions::new()
+                .read(true) // O_RDWR: opening does not wait for the reader
+                .write(true)
+                .open(ack_fifo)
+                .with_context(|| format!("opening the ack FIFO {}", ack_fifo.display()))?;
+            let mut ack = || {
+                fifo.write_all(b"!").expect("writing to the ack FIFO");
+            };
+            ipc.subscribe(
+                &transport.required()?,
+                *connections,
+                *extra_rules,
+                &mut print_ready,
+                &mut ack,
+            )?;
+            return Ok(ExitCode::SUCCESS);
+        }
+        Command::ColdStart { transport } => {
+            for (id, name) in ipc.cold_start(&transport.required()?)? {
+                println!("{id}\t{name}");
+            }
+            return Ok(ExitCode::SUCCESS);
+        }
+        Command::Emit { scenario } | Command::Demarshal { scenario } => (scenario.clone(), None),
+        Command::Bench {
+            scenario, transport, ..
+        }
+        | Command::Repeat {
+            scenario, transport, ..
+        } => (scenario.clone(), transport.transport()?),
     };
     let scenario = find_scenario(&scenario_id)?;
-    if let Some(reason) = codec.unsupported(scenario) {
+    if let Some(reason) = unsupported_reason(&info, &codec, &ipc, scenario, transport.as_ref()) {
         eprintln!("unsupported: {reason}");
         return Ok(ExitCode::from(EXIT_UNSUPPORTED));
     }
     match command {
-        Command::List => unreachable!(),
         Command::Emit { .. } => {
-            if scenario.kind != Kind::Marshal {
-                bail!("emit takes a marshal scenario, not {}", scenario.id);
-            }
+            ensure!(
+                scenario.kind == Kind::Marshal,
+                "emit takes a marshal scenario, not {}",
+                scenario.id
+            );
             let wire = codec.marshal(&scenario.body()).context("marshal failed")?;
             std::io::stdout().write_all(wire.as_ref())?;
         }
         Command::Demarshal { .. } => {
-            if scenario.kind != Kind::Demarshal {
-                bail!("demarshal takes a demarshal scenario, not {}", scenario.id);
-            }
+            ensure!(
+                scenario.kind == Kind::Demarshal,
+                "demarshal takes a demarshal scenario, not {}",
+                scenario.id
+            );
             let mut bytes = Vec::new();
             std::io::stdin().read_to_end(&mut bytes)?;
             let mut digest = Digest::new();
@@ -189,10 +362,16 @@ fn run<C: Codec>(info: AdapterInfo, make: impl FnOnce() -> C, command: Command) 
             sample_size,
             warm_up,
             measurement,
+            nresamples,
+            ack_fifo,
             ..
         } => {
-            let prepared = prepare(&mut codec, scenario)?;
-            let alloc = count_allocations(&mut codec, &prepared.input);
+            let settings = Settings {
+                sample_size,
+                warm_up: Duration::from_secs_f64(warm_up),
+                measurement: Duration::from_secs_f64(measurement),
+                nresamples,
+            };
             let scratch;
             let dir = match criterion_dir {
                 Some(d) => d,
@@ -201,38 +380,98 @@ fn run<C: Codec>(info: AdapterInfo, make: impl FnOnce() -> C, command: Command) 
                     scratch.0.clone()
                 }
             };
-            let settings = Settings {
-                sample_size,
-                warm_up: Duration::from_secs_f64(warm_up),
-                measurement: Duration::from_secs_f64(measurement),
-            };
-            let wall = time_with_criterion(&mut codec, &prepared.input, info.id, scenario, &settings, &dir)?;
-            let m = Measurement {
-                wall,
-                throughput_bytes: prepared.throughput_bytes,
-                alloc: Some(alloc),
-                instructions_per_op: None,
-                verification_notes: prepared.notes,
+            let m = match scenario.kind {
+                Kind::Ipc(op) => {
+                    let mut prepared = prepare_ipc(&mut ipc, op, transport.as_ref(), ack_fifo.as_deref())?;
+                    measure(
+                        &mut prepared.op,
+                        prepared.throughput_bytes,
+                        Vec::new(),
+                        info.id,
+                        scenario,
+                        &settings,
+                        &dir,
+                    )?
+                }
+                _ => {
+                    let prepared = prepare_codec(&mut codec, scenario)?;
+                    let mut op = codec_operation(&mut codec, &prepared.input);
+                    measure(
+                        &mut op,
+                        prepared.throughput_bytes,
+                        prepared.notes,
+                        info.id,
+                        scenario,
+                        &settings,
+                        &dir,
+                    )?
+                }
             };
             std::fs::write(&result, serde_json::to_vec_pretty(&m)?)
                 .with_context(|| format!("writing {}", result.display()))?;
         }
-        Command::Repeat { iterations, .. } => {
-            let prepared = prepare(&mut codec, scenario)?;
-            let mut op = operation(&mut codec, &prepared.input);
-            dbus_matrix_measured_region(&mut || {
-                for _ in 0..iterations {
-                    op();
-                }
-            });
+        Command::Repeat {
+            iterations, ack_fifo, ..
+        } => match scenario.kind {
+            Kind::Ipc(op) => {
+                let mut prepared = prepare_ipc(&mut ipc, op, transport.as_ref(), ack_fifo.as_deref())?;
+                repeat(&mut prepared.op, iterations);
+            }
+            _ => {
+                let prepared = prepare_codec(&mut codec, scenario)?;
+                repeat(&mut codec_operation(&mut codec, &prepared.input), iterations);
+            }
+        },
+        Command::List | Command::Serve { .. } | Command::Subscribe { .. } | Command::ColdStart { .. } => {
+            unreachable!("handled above")
         }
     }
     Ok(ExitCode::SUCCESS)
 }
 
+fn repeat(op: &mut dyn FnMut(), iterations: u64) {
+    dbus_matrix_measured_region(&mut || {
+        for _ in 0..iterations {
+            op();
+        }
+    });
+}
+
+fn measure(
+    op: &mut dyn FnMut(),
+    throughput_bytes: u64,
+    notes: Vec<String>,
+    adapter_id: &str,
+    scenario: &Scenario,
+    settings: &Settings,
+    dir: &Path,
+) -> Result<Measurement> {
+    let alloc = count_allocations(op);
+    let wall = time_with_criterion(op, adapter_id, scenario, settings, dir)?;
+    Ok(Measurement {
+        wall,
+        throughput_bytes,
+        alloc: Some(alloc),
+        instructions_per_op: None,
+        verification_notes: notes,
+    })
+}
+
+/// The timed work of a codec cell, prepared and verified.
+enum Input {
+    Marshal(Body),
+    Demarshal(Vec<u8>, Shape),
+}
+
+struct PreparedCodec {
+    input: Input,
+    throughput_bytes: u64,
+    notes: Vec<String>,
+}
+
 /// Builds the input and checks the adapter's result against the canonical
 /// one: nothing is timed unless this passes.
-fn prepare<C: Codec>(codec: &mut C, scenario: &Scenario) -> Result<Prepared> {
+fn prepare_codec<C: Codec>(codec: &mut C, scenario: &Scenario) -> Result<PreparedCodec> {
     let body = scenario.body();
     match scenario.kind {
         Kind::Marshal => {
@@ -240,7 +479,7 @@ fn prepare<C: Codec>(codec: &mut C, scenario: &Scenario) -> Result<Prepared> {
             let bytes = wire.as_ref();
             let verdict = verify::verify_signal(bytes, &body)
                 .with_context(|| format!("verification of {} failed", scenario.id))?;
-            Ok(Prepared {
+            Ok(PreparedCodec {
                 throughput_bytes: bytes.len() as u64,
                 notes: verdict.notes,
                 input: Input::Marshal(body),
@@ -254,18 +493,19 @@ fn prepare<C: Codec>(codec: &mut C, scenario: &Scenario) -> Result<Prepared> {
                 .context("demarshal failed")?;
             verify::verify_digest(digest.finish(), &body)
                 .with_context(|| format!("verification of {} failed", scenario.id))?;
-            Ok(Prepared {
+            Ok(PreparedCodec {
                 throughput_bytes: bytes.len() as u64,
                 notes: Vec::new(),
                 input: Input::Demarshal(bytes, scenario.shape()),
             })
         }
+        Kind::Ipc(_) => unreachable!("IPC scenarios are prepared by prepare_ipc"),
     }
 }
 
-/// The timed operation. It was verified by `prepare`, so a failure here is a
-/// library fault worth a panic (the runner reports it as a failed cell).
-fn operation<'a, C: Codec>(codec: &'a mut C, input: &'a Input) -> impl FnMut() + 'a {
+/// The timed operation. It was verified by `prepare_codec`, so a failure here
+/// is a library fault worth a panic (the runner reports it as a failed cell).
+fn codec_operation<'a, C: Codec>(codec: &'a mut C, input: &'a Input) -> impl FnMut() + 'a {
     move || match input {
         Input::Marshal(body) => {
             black_box(
@@ -284,6 +524,90 @@ fn operation<'a, C: Codec>(codec: &'a mut C, input: &'a Input) -> impl FnMut() +
     }
 }
 
+struct PreparedIpc<'a> {
+    op: Box<dyn FnMut() + 'a>,
+    throughput_bytes: u64,
+}
+
+/// Connects, performs the op once and checks what came back (and, for
+/// fan-out, that every subscriber acknowledged) before anything is timed.
+fn prepare_ipc<'a, I: Ipc>(
+    ipc: &'a mut I,
+    op: IpcOp,
+    transport: Option<&Transport>,
+    ack_fifo: Option<&Path>,
+) -> Result<PreparedIpc<'a>> {
+    let throughput_bytes = match op {
+        IpcOp::EchoBytes(n) | IpcOp::RawSocket(n) => n as u64,
+        _ => 0,
+    };
+    let mut client: Box<dyn FnMut() -> Result<u64> + 'a> = match op {
+        IpcOp::RawSocket(n) => Box::new(raw_socket_ping_pong(n)?),
+        IpcOp::PropertyColdStart => bail!("property/cold-start is timed by the runner (whole processes)"),
+        _ => {
+            let t = transport.context("IPC scenarios need a transport")?;
+            ipc.client(t, op).context("connecting the client")?
+        }
+    };
+    let expected = op.expected_digest(transport.map_or("", Transport::service_name));
+    let mut ack = match op.subscribers() {
+        Some(_) => {
+            let path = ack_fifo.context("signal fan-out needs --ack-fifo")?;
+            Some(std::fs::File::open(path).with_context(|| format!("opening {}", path.display()))?)
+        }
+        None => None,
+    };
+    let got = client().context("the first operation failed")?;
+    ensure!(
+        got == expected,
+        "verification failed: received digest {got:016x}, expected {expected:016x}"
+    );
+    if let Some(f) = &mut ack {
+        wait_ack(f).context("the subscribers did not acknowledge the first Ping")?;
+    }
+    let op = move || {
+        let d = client().expect("IPC operation failed after verification");
+        if let Some(f) = &mut ack {
+            wait_ack(f).expect("subscribers stopped acknowledging");
+        }
+        black_box(d);
+    };
+    Ok(PreparedIpc {
+        op: Box::new(op),
+        throughput_bytes,
+    })
+}
+
+fn wait_ack(f: &mut std::fs::File) -> Result<()> {
+    let mut b = [0u8; 1];
+    f.read_exact(&mut b)
+        .context("the ack FIFO closed: a subscriber process died")
+}
+
+/// The physical floor: `size` bytes written to one end of a Unix socket pair
+/// and echoed back by a thread at the other end.
+fn raw_socket_ping_pong(size: usize) -> Result<impl FnMut() -> Result<u64>> {
+    use std::os::unix::net::UnixStream;
+    let (mut client, mut server) = UnixStream::pair()?;
+    std::thread::spawn(move || {
+        let mut buf = vec![0u8; size];
+        while server.read_exact(&mut buf).is_ok() {
+            if server.write_all(&buf).is_err() {
+                break;
+            }
+        }
+    });
+    let payload = crate::ipc::echo_payload(size);
+    let mut reply = vec![0u8; size];
+    Ok(move || {
+        client.write_all(&payload)?;
+        client.read_exact(&mut reply)?;
+        let mut d = Digest::new();
+        d.bytes(&reply);
+        Ok(d.finish())
+    })
+}
+
 /// The region callgrind counts (`--toggle-collect=dbus_matrix_measured_region`).
 #[no_mangle]
 #[inline(never)]
@@ -291,9 +615,8 @@ pub extern "Rust" fn dbus_matrix_measured_region(f: &mut dyn FnMut()) {
     f();
 }
 
-fn count_allocations<C: Codec>(codec: &mut C, input: &Input) -> AllocCost {
+fn count_allocations(op: &mut dyn FnMut()) -> AllocCost {
     const OPS: u64 = 16;
-    let mut op = operation(codec, input);
     op(); // first-call effects (lazy statics, buffer growth) are not per-op costs
     let (a0, b0) = alloc::snapshot();
     for _ in 0..OPS {
@@ -310,11 +633,11 @@ struct Settings {
     sample_size: usize,
     warm_up: Duration,
     measurement: Duration,
+    nresamples: usize,
 }
 
-fn time_with_criterion<C: Codec>(
-    codec: &mut C,
-    input: &Input,
+fn time_with_criterion(
+    op: &mut dyn FnMut(),
     adapter_id: &str,
     scenario: &Scenario,
     settings: &Settings,
@@ -324,13 +647,13 @@ fn time_with_criterion<C: Codec>(
         .sample_size(settings.sample_size.max(10))
         .warm_up_time(settings.warm_up)
         .measurement_time(settings.measurement)
+        .nresamples(settings.nresamples.max(1000))
         .without_plots()
         .with_output_color(false)
         .output_directory(dir);
-    let mut op = operation(codec, input);
     criterion
         .benchmark_group(adapter_id)
-        .bench_function(scenario.id.replace('/', "_"), |b| b.iter(&mut op));
+        .bench_function(scenario.id.replace('/', "_"), |b| b.iter(&mut *op));
     read_criterion_output(dir)
 }
 

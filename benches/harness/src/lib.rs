@@ -5,6 +5,7 @@
 //! - [`wire`]: the reference D-Bus codec (canonical bytes, decoding);
 //! - [`verify`]: checks run before anything is timed;
 //! - [`adapter`]: the [`adapter::Codec`] trait adapters implement;
+//! - [`ipc`]: the benchmark service and the [`ipc::Ipc`] trait for IPC scenarios;
 //! - [`cli`]: the adapter command line and criterion timing;
 //! - [`results`]: the results schema;
 //! - [`digest`], [`alloc`]: field digests and the counting allocator.
@@ -13,6 +14,7 @@ pub mod adapter;
 pub mod alloc;
 pub mod cli;
 pub mod digest;
+pub mod ipc;
 pub mod payload;
 pub mod results;
 pub mod scenario;
@@ -27,29 +29,41 @@ pub use scenario::Shape;
 /// Defines `main` for an adapter binary and installs the counting allocator.
 ///
 /// ```ignore
-/// harness::adapter_main!(id: "zbus-6", library: "zbus", codec: MyCodec::new());
+/// harness::adapter_main!(id: "zbus-6", library: "zbus", codec: MyCodec::new(), ipc: MyIpc::new());
 /// ```
 /// `version` defaults to `DBUS_MATRIX_LIBRARY_VERSION`, set by the adapter's
-/// build script through `lockfile::emit_library_version`.
+/// build script through `lockfile::emit_library_version`. An adapter without
+/// a transport passes `ipc: harness::ipc::NoTransport("why")`.
 #[macro_export]
 macro_rules! adapter_main {
-    (id: $id:literal, library: $lib:literal, codec: $make:expr) => {
+    (id: $id:literal, library: $lib:literal, codec: $codec:expr, ipc: $ipc:expr) => {
         $crate::adapter_main!(
             id: $id,
             library: $lib,
             version: env!("DBUS_MATRIX_LIBRARY_VERSION"),
-            codec: $make
+            codec: $codec,
+            ipc: $ipc
         );
     };
-    (id: $id:literal, library: $lib:literal, version: $ver:expr, codec: $make:expr) => {
+    (id: $id:literal, library: $lib:literal, version: $ver:expr, codec: $codec:expr, ipc: $ipc:expr) => {
         #[global_allocator]
         static ALLOCATOR: $crate::alloc::CountingAllocator = $crate::alloc::CountingAllocator;
 
         fn main() -> std::process::ExitCode {
             $crate::cli::main(
                 $crate::adapter::AdapterInfo { id: $id, library: $lib, version: $ver },
-                || $make,
+                || $codec,
+                || $ipc,
             )
         }
+    };
+    // Transitional: adapters whose IPC side is not written yet.
+    (id: $id:literal, library: $lib:literal, codec: $codec:expr) => {
+        $crate::adapter_main!(
+            id: $id,
+            library: $lib,
+            codec: $codec,
+            ipc: $crate::ipc::NoTransport("IPC is not implemented in this adapter yet")
+        );
     };
 }

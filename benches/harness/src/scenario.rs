@@ -1,6 +1,9 @@
 //! The scenarios the harness knows. `matrix.toml` chooses among these ids;
 //! docs/scenarios.md describes each precisely.
 
+use std::sync::OnceLock;
+
+use crate::ipc::{self, IpcOp, Method};
 use crate::payload::{self, Body};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -9,6 +12,8 @@ pub enum Kind {
     Marshal,
     /// Canonical wire bytes -> the library's typed values -> every field read.
     Demarshal,
+    /// Talking to a service over a bus or peer to peer.
+    Ipc(IpcOp),
 }
 
 /// What a demarshal adapter is told about the bytes it gets: the body's
@@ -23,17 +28,16 @@ pub enum Shape {
 
 #[derive(Debug)]
 pub struct Scenario {
-    pub id: &'static str,
+    pub id: String,
     pub kind: Kind,
-    /// The part after the slash, shared by the marshal and demarshal twins.
-    pub payload: &'static str,
-    pub build_body: fn() -> Body,
-    pub summary: &'static str,
+    pub summary: String,
+    build_body: Option<fn() -> Body>,
 }
 
 impl Scenario {
+    /// The message body of a marshal/demarshal scenario.
     pub fn body(&self) -> Body {
-        (self.build_body)()
+        (self.build_body.expect("only marshal/demarshal scenarios have a body"))()
     }
 
     pub fn shape(&self) -> Shape {
@@ -42,55 +46,146 @@ impl Scenario {
             Body::AsvDict(_) => Shape::AsvDict,
         }
     }
+
+    pub fn ipc_op(&self) -> Option<IpcOp> {
+        match self.kind {
+            Kind::Ipc(op) => Some(op),
+            _ => None,
+        }
+    }
 }
 
-macro_rules! pair {
-    ($payload:literal, $build:path, $summary:literal) => {
-        [
-            Scenario {
-                id: concat!("marshal/", $payload),
-                kind: Kind::Marshal,
-                payload: $payload,
-                build_body: $build,
-                summary: $summary,
-            },
-            Scenario {
-                id: concat!("demarshal/", $payload),
-                kind: Kind::Demarshal,
-                payload: $payload,
-                build_body: $build,
-                summary: $summary,
-            },
-        ]
+fn codec_scenarios(out: &mut Vec<Scenario>) {
+    let payloads: [(&str, fn() -> Body, &str); 4] = [
+        (
+            "mixed",
+            payload::mixed,
+            "10 units of st(ts)a{si}atas; dict A..E, 15 x u64::MAX, [\"\"]",
+        ),
+        (
+            "big-array",
+            payload::big_array,
+            "1 unit with an array of 10240 u64 zeros",
+        ),
+        ("str-array", payload::str_array, "1 unit with an array of 10240 strings"),
+        (
+            "asv-dict",
+            payload::asv_dict,
+            "a{sv} of 10240 string variants (the properties pattern)",
+        ),
+    ];
+    for (kind, prefix) in [(Kind::Marshal, "marshal"), (Kind::Demarshal, "demarshal")] {
+        for (name, build, summary) in payloads {
+            out.push(Scenario {
+                id: format!("{prefix}/{name}"),
+                kind,
+                summary: summary.to_string(),
+                build_body: Some(build),
+            });
+        }
+    }
+}
+
+fn ipc_scenarios(out: &mut Vec<Scenario>) {
+    let mut add = |id: String, op: IpcOp, summary: String| {
+        out.push(Scenario {
+            id,
+            kind: Kind::Ipc(op),
+            summary,
+            build_body: None,
+        })
     };
+    for m in Method::ALL {
+        add(
+            format!("call/{}", m.slug()),
+            IpcOp::Call(m),
+            format!("round trip of {}", m.member()),
+        );
+    }
+    for n in ipc::ECHO_SIZES {
+        add(
+            format!("call/echo-bytes/{n}"),
+            IpcOp::EchoBytes(n),
+            format!("EchoBytes of {n} bytes (ay)"),
+        );
+    }
+    add(
+        "property/get".into(),
+        IpcOp::PropertyGet,
+        "read the a(ss) property Items".into(),
+    );
+    add(
+        "property/get-x100".into(),
+        IpcOp::PropertyGetX100,
+        "100 reads of Items on one connection".into(),
+    );
+    add(
+        "property/cold-start".into(),
+        IpcOp::PropertyColdStart,
+        "new process: connect, read Items, print, exit".into(),
+    );
+    add(
+        "signal/emit-receive".into(),
+        IpcOp::EmitReceive,
+        "emit Ping, receive it on a second connection".into(),
+    );
+    for n in ipc::FANOUT_SIZES {
+        add(
+            format!("signal/fanout/{n}"),
+            IpcOp::Fanout(n),
+            format!("emit Ping until {n} subscribers got it"),
+        );
+    }
+    for n in ipc::NONMATCHING_RULE_COUNTS {
+        add(
+            format!("signal/nonmatching-rules/{n}"),
+            IpcOp::NonmatchingRules(n),
+            format!("emit Ping to one subscriber while {n} non-matching rules are installed"),
+        );
+    }
+    add(
+        "connect/hello".into(),
+        IpcOp::ConnectHello,
+        "connect: SASL + Hello, disconnect".into(),
+    );
+    add(
+        "connect/marshal-send".into(),
+        IpcOp::ConnectMarshalSend,
+        "connect, build and send the marshal/mixed signal".into(),
+    );
+    for n in ipc::ECHO_SIZES {
+        add(
+            format!("baseline/raw-socket/{n}"),
+            IpcOp::RawSocket(n),
+            format!("{n} bytes ping-ponged over a Unix socket pair (the floor)"),
+        );
+    }
 }
 
-static SCENARIOS: [[Scenario; 2]; 4] = [
-    pair!(
-        "mixed",
-        payload::mixed,
-        "10 units of st(ts)a{si}atas; dict A..E, 15 x u64::MAX, [\"\"]"
-    ),
-    pair!(
-        "big-array",
-        payload::big_array,
-        "1 unit with an array of 10240 u64 zeros"
-    ),
-    pair!("str-array", payload::str_array, "1 unit with an array of 10240 strings"),
-    pair!(
-        "asv-dict",
-        payload::asv_dict,
-        "a{sv} of 10240 string variants (the properties pattern)"
-    ),
-];
-
-/// Every scenario, marshal ones first.
+/// Every scenario: marshal, demarshal, then IPC.
 pub fn all() -> impl Iterator<Item = &'static Scenario> {
-    SCENARIOS.iter().map(|p| &p[0]).chain(SCENARIOS.iter().map(|p| &p[1]))
+    static ALL: OnceLock<Vec<Scenario>> = OnceLock::new();
+    ALL.get_or_init(|| {
+        let mut v = Vec::new();
+        codec_scenarios(&mut v);
+        ipc_scenarios(&mut v);
+        v
+    })
+    .iter()
 }
 
 pub fn find(id: &str) -> Option<&'static Scenario> {
     all().find(|s| s.id == id)
+}
+
+/// The floor cell an IPC scenario is compared with: the raw-socket ping-pong
+/// of the same payload size (echo sizes), else of 1 byte (pure latency).
+pub fn floor_of(op: IpcOp) -> Option<String> {
+    match op {
+        IpcOp::RawSocket(_) | IpcOp::PropertyColdStart => None,
+        IpcOp::EchoBytes(n) => Some(format!("baseline/raw-socket/{n}")),
+        _ => Some("baseline/raw-socket/1".into()),
+    }
 }
 
 #[cfg(test)]
@@ -99,14 +194,28 @@ mod tests {
 
     #[test]
     fn ids_are_unique_and_found() {
-        let ids: Vec<_> = all().map(|s| s.id).collect();
+        let ids: Vec<_> = all().map(|s| s.id.clone()).collect();
         let mut sorted = ids.clone();
         sorted.sort();
         sorted.dedup();
         assert_eq!(ids.len(), sorted.len());
-        assert_eq!(ids.len(), 8);
+        assert_eq!(all().filter(|s| s.ipc_op().is_none()).count(), 8);
         assert!(find("marshal/mixed").is_some());
         assert!(find("marshal/nope").is_none());
         assert_eq!(find("demarshal/mixed").unwrap().shape(), Shape::Units { count: 10 });
+        assert_eq!(
+            find("call/echo-bytes/1024").unwrap().ipc_op(),
+            Some(IpcOp::EchoBytes(1024))
+        );
+        assert_eq!(find("signal/fanout/100").unwrap().ipc_op(), Some(IpcOp::Fanout(100)));
+    }
+
+    #[test]
+    fn every_floor_exists() {
+        for s in all() {
+            if let Some(f) = s.ipc_op().and_then(floor_of) {
+                assert!(find(&f).is_some(), "{} has floor {f}", s.id);
+            }
+        }
     }
 }

@@ -104,7 +104,7 @@ impl Matrix {
         unique(self.buses.iter().map(|b| b.id.as_str()), "bus id")?;
         for s in &self.scenarios {
             if harness::scenario::find(&s.id).is_none() {
-                let known: Vec<_> = harness::scenario::all().map(|s| s.id).collect();
+                let known: Vec<_> = harness::scenario::all().map(|s| s.id.as_str()).collect();
                 bail!("unknown scenario {:?}; the harness knows: {}", s.id, known.join(", "));
             }
         }

@@ -83,6 +83,7 @@ pub fn check(adapter: &str, bin: &Path, scenario_id: &str, scratch: &Path, stop:
                 }
                 Ok(Verdict::Passed(Vec::new()))
             }
+            Kind::Ipc(_) => bail!("IPC scenarios are verified inside each cell, against a live service"),
         }
     })();
     Checked {

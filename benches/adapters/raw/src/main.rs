@@ -6,7 +6,14 @@ use anyhow::{bail, ensure, Context, Result};
 use harness::payload::{self, Body, Unit};
 use harness::{Codec, Digest, Shape};
 
-harness::adapter_main!(id: "raw", library: "raw", version: env!("CARGO_PKG_VERSION"), codec: Raw);
+harness::adapter_main!(
+    id: "raw",
+    library: "raw",
+    version: env!("CARGO_PKG_VERSION"),
+    codec: Raw,
+    // Over IPC the baseline measures only the raw-socket floor (the harness runs it).
+    ipc: harness::ipc::NoTransport("raw is a baseline: over IPC it measures only baseline/raw-socket")
+);
 
 struct Raw;
 

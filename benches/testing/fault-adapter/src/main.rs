@@ -168,5 +168,6 @@ fn main() -> ExitCode {
             version: "0.0.0",
         },
         move || Faulty { fault, calls: 0 },
+        || harness::ipc::NoTransport("the fault adapter injects faults into marshal/demarshal only"),
     )
 }

@@ -1,0 +1,323 @@
+//! IPC scenarios: the benchmark service every adapter serves and calls, over a
+//! bus or peer to peer. docs/scenarios.md describes the same in prose.
+//!
+//! The service (object [`OBJECT_PATH`], interface [`INTERFACE`]):
+//!
+//! | method | in | out | server returns |
+//! |---|---|---|---|
+//! | `Void` | | | |
+//! | `InInt` | `i` (client sends 7) | | |
+//! | `OutInt` | | `i` | 42 |
+//! | `InOutInt` | `i` (7) | `i` | the argument + 1 |
+//! | `InString` | `s` ("Testtest") | | |
+//! | `OutString` | | `s` | "TesttestTestest" |
+//! | `InOutString` | `s` ("TesttestTestest") | `s` | the argument |
+//! | `ObjectRef` | | `(so)` | (service name, "/io/killing/spark/object/0") |
+//! | `RelationSet` | | `a(so)` | 10 x (service name, "/io/killing/spark/object/{i}") |
+//! | `EchoBytes` | `ay` | `ay` | the argument |
+//!
+//! Property `Items` (`a(ss)`, read-only) on the same interface: 10 pairs
+//! ("id{i}", "Item number {i}"). Signal `Ping` (`s`, "Testtest") on the same
+//! interface and path, emitted by clients in the signal scenarios.
+
+use std::path::PathBuf;
+
+use crate::digest::Digest;
+
+pub const OBJECT_PATH: &str = "/io/killing/spark";
+pub const INTERFACE: &str = "io.killing.spark.Bench";
+pub const PROPERTY: &str = "Items";
+pub const SIGNAL: &str = "Ping";
+pub const SIGNAL_TEXT: &str = "Testtest";
+pub const IN_INT: i32 = 7;
+pub const OUT_INT: i32 = 42;
+pub const IN_STRING: &str = "Testtest";
+pub const OUT_STRING: &str = "TesttestTestest";
+/// Match rules that never match, installed by `signal/nonmatching-rules/<n>`.
+pub fn nonmatching_rule(i: usize) -> String {
+    format!("type='signal',interface='{INTERFACE}',member='NoSuchSignal{i}'")
+}
+/// The rule subscribers install for [`SIGNAL`].
+pub fn ping_rule() -> String {
+    format!("type='signal',interface='{INTERFACE}',member='{SIGNAL}',path='{OBJECT_PATH}'")
+}
+
+pub fn object_path(i: usize) -> String {
+    format!("{OBJECT_PATH}/object/{i}")
+}
+
+/// The `Items` property value.
+pub fn items() -> Vec<(String, String)> {
+    (0..10)
+        .map(|i| (format!("id{i}"), format!("Item number {i}")))
+        .collect()
+}
+
+/// The payload of `EchoBytes` of `size` bytes (not all zeros, so a library
+/// that dropped bytes would be caught).
+pub fn echo_payload(size: usize) -> Vec<u8> {
+    (0..size).map(|i| (i % 251) as u8).collect()
+}
+
+/// Sizes of `call/echo-bytes/<size>` and `baseline/raw-socket/<size>`.
+pub const ECHO_SIZES: [usize; 7] = [1, 64, 1024, 4096, 32768, 131072, 1048576];
+pub const FANOUT_SIZES: [usize; 3] = [1, 10, 100];
+pub const NONMATCHING_RULE_COUNTS: [usize; 4] = [10, 100, 1000, 10000];
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Method {
+    Void,
+    InInt,
+    OutInt,
+    InOutInt,
+    InString,
+    OutString,
+    InOutString,
+    ObjectRef,
+    RelationSet,
+}
+
+impl Method {
+    pub const ALL: [Method; 9] = [
+        Method::Void,
+        Method::InInt,
+        Method::OutInt,
+        Method::InOutInt,
+        Method::InString,
+        Method::OutString,
+        Method::InOutString,
+        Method::ObjectRef,
+        Method::RelationSet,
+    ];
+
+    /// The D-Bus member name.
+    pub fn member(self) -> &'static str {
+        match self {
+            Method::Void => "Void",
+            Method::InInt => "InInt",
+            Method::OutInt => "OutInt",
+            Method::InOutInt => "InOutInt",
+            Method::InString => "InString",
+            Method::OutString => "OutString",
+            Method::InOutString => "InOutString",
+            Method::ObjectRef => "ObjectRef",
+            Method::RelationSet => "RelationSet",
+        }
+    }
+
+    /// The part of the scenario id after `call/`.
+    pub fn slug(self) -> &'static str {
+        match self {
+            Method::Void => "void",
+            Method::InInt => "in-int",
+            Method::OutInt => "out-int",
+            Method::InOutInt => "in-out-int",
+            Method::InString => "in-string",
+            Method::OutString => "out-string",
+            Method::InOutString => "in-out-string",
+            Method::ObjectRef => "object-ref",
+            Method::RelationSet => "relation-set",
+        }
+    }
+}
+
+/// What an IPC cell does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IpcOp {
+    /// One method call and its reply.
+    Call(Method),
+    /// `EchoBytes` with this many bytes.
+    EchoBytes(usize),
+    /// `org.freedesktop.DBus.Properties.Get` of `Items`, through the
+    /// library's idiomatic property API (proxies may cache: that is the point).
+    PropertyGet,
+    /// 100 reads of `Items` on one connection, through the same API; one op = 100 reads.
+    PropertyGetX100,
+    /// A whole new process: connect, read `Items`, print it, exit (`cold-start` command).
+    PropertyColdStart,
+    /// Emit `Ping` on one connection and receive it on a second one of the same process.
+    EmitReceive,
+    /// Emit `Ping`; `n` subscriber connections (another process) all receive it.
+    Fanout(usize),
+    /// Emit `Ping` while `n` non-matching rules are installed; one subscriber receives it.
+    NonmatchingRules(usize),
+    /// Connect: SASL + Hello, then disconnect.
+    ConnectHello,
+    /// Connect, build and send the `marshal/mixed` signal, disconnect.
+    ConnectMarshalSend,
+    /// Not D-Bus: `size` bytes written and echoed back over a Unix socket pair.
+    RawSocket(usize),
+}
+
+impl IpcOp {
+    /// Digest of what the client must receive per operation (see the table above).
+    pub fn expected_digest(self, service_name: &str) -> u64 {
+        let mut d = Digest::new();
+        match self {
+            IpcOp::Call(m) => match m {
+                Method::OutInt => d.i32(OUT_INT),
+                Method::InOutInt => d.i32(IN_INT + 1),
+                Method::OutString | Method::InOutString => d.str(OUT_STRING),
+                Method::ObjectRef => {
+                    d.str(service_name);
+                    d.str(&object_path(0));
+                }
+                Method::RelationSet => {
+                    for i in 0..10 {
+                        d.str(service_name);
+                        d.str(&object_path(i));
+                    }
+                    d.len(10);
+                }
+                Method::Void | Method::InInt | Method::InString => {}
+            },
+            IpcOp::EchoBytes(n) | IpcOp::RawSocket(n) => d.bytes(&echo_payload(n)),
+            IpcOp::PropertyGet | IpcOp::PropertyColdStart => digest_items(&mut d),
+            IpcOp::PropertyGetX100 => {
+                for _ in 0..100 {
+                    digest_items(&mut d)
+                }
+            }
+            IpcOp::EmitReceive => d.str(SIGNAL_TEXT),
+            IpcOp::Fanout(_) | IpcOp::NonmatchingRules(_) | IpcOp::ConnectHello | IpcOp::ConnectMarshalSend => {}
+        }
+        d.finish()
+    }
+
+    /// Whether the op needs a subscriber process (and an acknowledgement per emit).
+    pub fn subscribers(self) -> Option<(usize, usize)> {
+        match self {
+            IpcOp::Fanout(n) => Some((n, 0)),
+            IpcOp::NonmatchingRules(n) => Some((1, n)),
+            _ => None,
+        }
+    }
+}
+
+/// How `Items` is digested: each (id, name), then the count.
+pub fn digest_items(d: &mut Digest) {
+    let items = items();
+    for (a, b) in &items {
+        d.str(a);
+        d.str(b);
+    }
+    d.len(items.len());
+}
+
+/// Where the service is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Transport {
+    /// A bus at `address` (`unix:path=…`, whose socket is `socket`); the
+    /// service owns `service_name` on it.
+    Bus {
+        address: String,
+        socket: PathBuf,
+        service_name: String,
+    },
+    /// No bus: the server listens on the Unix socket `socket` and speaks D-Bus
+    /// peer to peer (no Hello, no names, no match rules).
+    P2p { socket: PathBuf },
+}
+
+impl Transport {
+    pub fn is_p2p(&self) -> bool {
+        matches!(self, Transport::P2p { .. })
+    }
+
+    /// The name clients address calls to, and that `ObjectRef` returns:
+    /// the well-known name on a bus, empty peer to peer (no destination).
+    pub fn service_name(&self) -> &str {
+        match self {
+            Transport::Bus { service_name, .. } => service_name,
+            Transport::P2p { .. } => "",
+        }
+    }
+
+    /// `unix:path=…` for both kinds.
+    pub fn address(&self) -> String {
+        match self {
+            Transport::Bus { address, .. } => address.clone(),
+            Transport::P2p { socket } => format!("unix:path={}", socket.display()),
+        }
+    }
+}
+
+/// The IPC side of an adapter. Every method may return an error; a library
+/// that cannot do an op on a transport says so in [`Ipc::unsupported_ipc`].
+pub trait Ipc {
+    /// `Some(reason)` when this library cannot do `op` over this kind of transport.
+    fn unsupported_ipc(&self, _op: IpcOp, _p2p: bool) -> Option<String> {
+        None
+    }
+
+    /// Serve the benchmark service on `transport` (own the service name on a
+    /// bus; accept connections on the socket peer to peer, each served until
+    /// it closes). Call `ready` once, when calls can be answered. Does not return.
+    fn serve(&mut self, transport: &Transport, ready: &mut dyn FnMut()) -> anyhow::Result<()>;
+
+    /// Open `connections` connections to the bus, each with a match rule for
+    /// `Ping` ([`ping_rule`]); the first also adds `extra_rules` rules that
+    /// never match ([`nonmatching_rule`]). Call `ready` once all are in place,
+    /// then `all_received` each time every connection has received one more
+    /// `Ping`. Does not return.
+    fn subscribe(
+        &mut self,
+        transport: &Transport,
+        connections: usize,
+        extra_rules: usize,
+        ready: &mut dyn FnMut(),
+        all_received: &mut dyn FnMut(),
+    ) -> anyhow::Result<()>;
+
+    /// Connect as a client and return the operation to time. Each call of the
+    /// returned closure performs one `op` and returns the digest of what it
+    /// received (see [`IpcOp::expected_digest`]); for `Fanout` and
+    /// `NonmatchingRules` it only emits `Ping` (the harness waits for the
+    /// subscribers' acknowledgement).
+    fn client<'a>(
+        &'a mut self,
+        transport: &Transport,
+        op: IpcOp,
+    ) -> anyhow::Result<Box<dyn FnMut() -> anyhow::Result<u64> + 'a>>;
+
+    /// `property/cold-start`: connect, read `Items`, return it (printed by the harness).
+    fn cold_start(&mut self, transport: &Transport) -> anyhow::Result<Vec<(String, String)>>;
+}
+
+/// An adapter with no transport (encode/decode only).
+pub struct NoTransport(pub &'static str);
+
+impl NoTransport {
+    fn err(&self) -> anyhow::Error {
+        anyhow::anyhow!("{}", self.0)
+    }
+}
+
+impl Ipc for NoTransport {
+    fn unsupported_ipc(&self, _op: IpcOp, _p2p: bool) -> Option<String> {
+        Some(self.0.to_string())
+    }
+    fn serve(&mut self, _t: &Transport, _ready: &mut dyn FnMut()) -> anyhow::Result<()> {
+        Err(self.err())
+    }
+    fn subscribe(
+        &mut self,
+        _t: &Transport,
+        _c: usize,
+        _e: usize,
+        _r: &mut dyn FnMut(),
+        _a: &mut dyn FnMut(),
+    ) -> anyhow::Result<()> {
+        Err(self.err())
+    }
+    fn client<'a>(
+        &'a mut self,
+        _t: &Transport,
+        _op: IpcOp,
+    ) -> anyhow::Result<Box<dyn FnMut() -> anyhow::Result<u64> + 'a>> {
+        Err(self.err())
+    }
+    fn cold_start(&mut self, _t: &Transport) -> anyhow::Result<Vec<(String, String)>> {
+        Err(self.err())
+    }
+}
