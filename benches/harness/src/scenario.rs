@@ -55,8 +55,11 @@ impl Scenario {
     }
 }
 
+/// (name after the slash, body builder, summary) of each codec payload.
+type CodecPayload = (&'static str, fn() -> Body, &'static str);
+
 fn codec_scenarios(out: &mut Vec<Scenario>) {
-    let payloads: [(&str, fn() -> Body, &str); 4] = [
+    let payloads: [CodecPayload; 4] = [
         (
             "mixed",
             payload::mixed,
