@@ -454,6 +454,7 @@ fn measure(
         alloc: Some(alloc),
         instructions_per_op: None,
         verification_notes: notes,
+        floor_ratio: None,
     })
 }
 

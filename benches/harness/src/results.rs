@@ -53,6 +53,10 @@ pub struct Measurement {
     pub instructions_per_op: Option<f64>,
     /// Allowed differences seen when verifying before timing.
     pub verification_notes: Vec<String>,
+    /// IPC cells: median divided by the median of the raw-socket floor of the
+    /// same size measured in the same run (set by the runner).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub floor_ratio: Option<f64>,
 }
 
 #[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
@@ -126,6 +130,9 @@ pub struct RunInfo {
     pub tool_version: String,
     /// The command line that produced this file.
     pub command: Vec<String>,
+    /// CPU placement of client, server and bus (`client=0,server=1,bus=1`, or `none`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement: Option<String>,
     /// False while the run is going on or when it was interrupted.
     pub complete: bool,
 }
@@ -137,5 +144,15 @@ pub struct ResultsFile {
     pub run: RunInfo,
     pub environment: Environment,
     pub adapters: Vec<AdapterRecord>,
+    /// The buses IPC cells ran on, with the daemon version.
+    #[serde(default)]
+    pub buses: Vec<BusRecord>,
     pub cells: Vec<Cell>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct BusRecord {
+    pub id: String,
+    /// Daemon and exact version, or why it could not be started.
+    pub description: String,
 }

@@ -41,7 +41,10 @@ pub fn binary(bin_dir: &Path, entry: &AdapterEntry) -> Result<PathBuf> {
 /// What an adapter said about itself, with support per scenario.
 pub struct Described {
     pub listing: Listing,
+    /// Scenario -> reason, on a bus (and for marshal/demarshal).
     pub unsupported: HashMap<String, String>,
+    /// Scenario -> reason, peer to peer.
+    pub unsupported_p2p: HashMap<String, String>,
 }
 
 pub fn describe(binary: &Path, scratch: &Path, interrupted: &AtomicBool) -> Result<Described> {
@@ -68,5 +71,20 @@ pub fn describe(binary: &Path, scratch: &Path, interrupted: &AtomicBool) -> Resu
             )
         })
         .collect();
-    Ok(Described { listing, unsupported })
+    let unsupported_p2p = listing
+        .scenarios
+        .iter()
+        .filter(|s| s.p2p_supported == Some(false))
+        .map(|s| {
+            (
+                s.id.clone(),
+                s.p2p_reason.clone().unwrap_or_else(|| "no reason given".into()),
+            )
+        })
+        .collect();
+    Ok(Described {
+        listing,
+        unsupported,
+        unsupported_p2p,
+    })
 }

@@ -23,7 +23,6 @@ pub struct Outcome {
     pub ending: Ending,
     pub stdout: Vec<u8>,
     pub stderr: String,
-    pub elapsed: Duration,
 }
 
 impl Outcome {
@@ -123,7 +122,6 @@ pub fn run(
         ending,
         stdout: std::fs::read(&out_path).unwrap_or_default(),
         stderr: String::from_utf8_lossy(&std::fs::read(&err_path).unwrap_or_default()).into_owned(),
-        elapsed: start.elapsed(),
     })
 }
 
@@ -145,14 +143,24 @@ pub fn kill_group(pgid: i32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::PathBuf;
 
-    fn scratch() -> std::path::PathBuf {
+    /// A scratch directory removed when the test ends.
+    struct Scratch(PathBuf);
+
+    impl Drop for Scratch {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn scratch() -> Scratch {
         use std::sync::atomic::AtomicU32;
         static NEXT: AtomicU32 = AtomicU32::new(0);
         let n = NEXT.fetch_add(1, Ordering::SeqCst);
         let d = std::env::temp_dir().join(format!("dbus-matrix-exec-test-{}-{n}", std::process::id()));
         std::fs::create_dir_all(&d).unwrap();
-        d
+        Scratch(d)
     }
 
     fn sh(script: &str) -> Command {
@@ -164,10 +172,11 @@ mod tests {
     #[test]
     fn captures_output_and_status() {
         let flag = AtomicBool::new(false);
+        let dir = scratch();
         let o = run(
             sh("cat; echo oops >&2; exit 3"),
             Some(b"in"),
-            &scratch(),
+            &dir.0,
             Duration::from_secs(10),
             &flag,
         )
@@ -181,11 +190,12 @@ mod tests {
     fn kills_a_hang_with_its_children() {
         let flag = AtomicBool::new(false);
         let dir = scratch();
-        let script = format!("sleep 30 & echo $! > {}/child; wait", dir.display());
-        let o = run(sh(&script), None, &dir, Duration::from_millis(300), &flag).unwrap();
+        let script = format!("sleep 30 & echo $! > {}/child; wait", dir.0.display());
+        let start = Instant::now();
+        let o = run(sh(&script), None, &dir.0, Duration::from_millis(300), &flag).unwrap();
         assert!(matches!(o.ending, Ending::TimedOut(_)));
-        assert!(o.elapsed < Duration::from_secs(5));
-        let child: i32 = std::fs::read_to_string(dir.join("child"))
+        assert!(start.elapsed() < Duration::from_secs(5));
+        let child: i32 = std::fs::read_to_string(dir.0.join("child"))
             .unwrap()
             .trim()
             .parse()
@@ -200,7 +210,8 @@ mod tests {
     #[test]
     fn reports_signals() {
         let flag = AtomicBool::new(false);
-        let o = run(sh("kill -SEGV $$"), None, &scratch(), Duration::from_secs(10), &flag).unwrap();
+        let dir = scratch();
+        let o = run(sh("kill -SEGV $$"), None, &dir.0, Duration::from_secs(10), &flag).unwrap();
         assert_eq!(o.ending, Ending::Signaled(libc::SIGSEGV));
         assert!(o.describe().contains("SIGSEGV"));
     }

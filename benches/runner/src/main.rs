@@ -8,7 +8,9 @@ mod adapters;
 mod environment;
 mod exec;
 mod export;
+mod ipc_run;
 mod matrix;
+mod placement;
 mod run;
 mod store;
 mod verify;
@@ -51,6 +53,9 @@ enum Cmd {
         /// Only these scenarios (comma-separated ids).
         #[arg(long, value_delimiter = ',')]
         scenarios: Vec<String>,
+        /// Only these buses for IPC scenarios (comma-separated ids; default all).
+        #[arg(long, value_delimiter = ',')]
+        buses: Vec<String>,
         /// Directory for the results file.
         #[arg(long, default_value = "results")]
         out: PathBuf,
@@ -63,6 +68,9 @@ enum Cmd {
         /// No progress bar.
         #[arg(long)]
         quiet: bool,
+        /// CPU placement for IPC cells, e.g. `client=0,server=1,bus=1` (default: not pinned).
+        #[arg(long, default_value = "none")]
+        pin: String,
     },
     /// Print a results file as a table.
     Report {
@@ -109,21 +117,25 @@ fn real_main(cli: Cli, interrupted: Arc<AtomicBool>) -> anyhow::Result<ExitCode>
             profile,
             adapters,
             scenarios,
+            buses,
             out,
             resume,
             cell_timeout,
             quiet,
+            pin,
         } => {
             let opts = run::RunOptions {
                 matrix: load_matrix()?,
                 profile,
                 adapters,
                 scenarios,
+                buses,
                 out_dir: out,
                 bin_dir: adapters::bin_dir(cli.bin_dir.as_deref())?,
                 resume,
                 cell_timeout: cell_timeout.map(Duration::from_secs_f64),
                 progress: !quiet,
+                placement: placement::Placement::parse(&pin)?,
             };
             let summary = run::run(opts, interrupted)?;
             print!("{}", export::markdown::render(&summary.results));

@@ -41,7 +41,8 @@ pub struct ScenarioEntry {
     pub id: String,
 }
 
-/// Where each bus daemon comes from; the IPC runner names these in errors.
+/// A bus of the matrix, and where its daemon comes from (Nix and the
+/// install scripts read `debian`, `cargo`, `nix`, `nixos_implementation`).
 #[derive(Debug, Deserialize, Clone)]
 #[serde(deny_unknown_fields)]
 #[allow(dead_code)]
@@ -62,6 +63,13 @@ pub struct Profile {
     pub warm_up: f64,
     /// Seconds.
     pub measurement: f64,
+    /// Bootstrap resamples for criterion's confidence intervals.
+    #[serde(default = "default_nresamples")]
+    pub nresamples: usize,
+}
+
+fn default_nresamples() -> usize {
+    100_000
 }
 
 pub const SUPPORTED_SCHEMA: u32 = 1;
@@ -138,6 +146,10 @@ impl Matrix {
 
     pub fn select_scenarios(&self, filter: &[String]) -> Result<Vec<&ScenarioEntry>> {
         select(&self.scenarios, filter, |s| &s.id, "scenario")
+    }
+
+    pub fn select_buses(&self, filter: &[String]) -> Result<Vec<&BusEntry>> {
+        select(&self.buses, filter, |b| &b.id, "bus")
     }
 }
 

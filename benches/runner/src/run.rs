@@ -9,13 +9,16 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
+use harness::ipc::IpcOp;
 use harness::results::{
-    AdapterRecord, Cell, CellStatus, Measurement, ResultsFile, RunInfo, FORMAT_NAME, SCHEMA_VERSION,
+    AdapterRecord, BusRecord, Cell, CellStatus, Measurement, ResultsFile, RunInfo, FORMAT_NAME, SCHEMA_VERSION,
 };
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::adapters::{self, Described};
-use crate::matrix::{AdapterEntry, Matrix, Profile};
+use crate::ipc_run::{self, BusSession};
+use crate::matrix::{AdapterEntry, BusEntry, Matrix, Profile, ScenarioEntry};
+use crate::placement::{self, Placement};
 use crate::{environment, exec, store};
 
 pub struct RunOptions {
@@ -23,12 +26,14 @@ pub struct RunOptions {
     pub profile: String,
     pub adapters: Vec<String>,
     pub scenarios: Vec<String>,
+    pub buses: Vec<String>,
     pub out_dir: PathBuf,
     pub bin_dir: PathBuf,
     pub resume: Option<PathBuf>,
     /// Per-cell limit; by default derived from the profile.
     pub cell_timeout: Option<Duration>,
     pub progress: bool,
+    pub placement: Placement,
 }
 
 pub struct RunSummary {
@@ -56,12 +61,56 @@ fn default_timeout(p: &Profile) -> Duration {
 struct Planned<'a> {
     adapter: &'a AdapterEntry,
     scenario: String,
+    /// `None` for marshal/demarshal and the raw-socket floor.
+    bus: Option<&'a BusEntry>,
+}
+
+/// Which cells exist: codec scenarios for every adapter; the raw-socket floor
+/// for baseline adapters only; other IPC scenarios for every library adapter
+/// on every bus. Order: scenario-major, rotating the adapter order each
+/// scenario so no adapter always runs first (or right after a heavy one).
+fn plan<'a>(
+    adapters: &[&'a AdapterEntry],
+    scenarios: &[&'a ScenarioEntry],
+    buses: &[&'a BusEntry],
+    done: &HashSet<(String, String, Option<String>)>,
+) -> Vec<Planned<'a>> {
+    let mut plan = Vec::new();
+    let groups = std::iter::once(None).chain(buses.iter().map(|b| Some(*b)));
+    for bus in groups {
+        for (i, s) in scenarios.iter().enumerate() {
+            let op = harness::scenario::find(&s.id).and_then(|sc| sc.ipc_op());
+            let is_floor = matches!(op, Some(IpcOp::RawSocket(_)));
+            let on_bus = op.is_some() && !is_floor;
+            if on_bus != bus.is_some() {
+                continue;
+            }
+            for k in 0..adapters.len() {
+                let a = adapters[(i + k) % adapters.len()];
+                let wanted = match op {
+                    None => true,
+                    Some(_) if is_floor => a.baseline,
+                    Some(_) => !a.baseline,
+                };
+                let key = (a.id.clone(), s.id.clone(), bus.map(|b| b.id.clone()));
+                if wanted && !done.contains(&key) {
+                    plan.push(Planned {
+                        adapter: a,
+                        scenario: s.id.clone(),
+                        bus,
+                    });
+                }
+            }
+        }
+    }
+    plan
 }
 
 pub fn run(opts: RunOptions, interrupted: Arc<AtomicBool>) -> Result<RunSummary> {
     let profile = opts.matrix.profile(&opts.profile)?.clone();
     let adapters = opts.matrix.select_adapters(&opts.adapters)?;
     let scenarios = opts.matrix.select_scenarios(&opts.scenarios)?;
+    let buses = opts.matrix.select_buses(&opts.buses)?;
     let timeout = opts.cell_timeout.unwrap_or_else(|| default_timeout(&profile));
     let binaries: Vec<PathBuf> = adapters
         .iter()
@@ -99,10 +148,12 @@ pub fn run(opts: RunOptions, interrupted: Arc<AtomicBool>) -> Result<RunSummary>
                     revision: environment::revision(repo),
                     tool_version: env!("CARGO_PKG_VERSION").into(),
                     command: std::env::args().collect(),
+                    placement: Some(opts.placement.describe()),
                     complete: false,
                 },
                 environment: environment::detect(),
                 adapters: Vec::new(),
+                buses: Vec::new(),
                 cells: Vec::new(),
             };
             (opts.out_dir.join(name), results)
@@ -145,25 +196,8 @@ pub fn run(opts: RunOptions, interrupted: Arc<AtomicBool>) -> Result<RunSummary>
         described.insert(a.id.as_str(), d);
     }
 
-    let done: HashSet<(String, String)> = results
-        .cells
-        .iter()
-        .map(|c| (c.adapter.clone(), c.scenario.clone()))
-        .collect();
-    // Scenario-major order, rotating the adapter order each scenario, so no
-    // adapter always runs first (or always right after a heavy one).
-    let mut plan = Vec::new();
-    for (i, s) in scenarios.iter().enumerate() {
-        for k in 0..adapters.len() {
-            let a = adapters[(i + k) % adapters.len()];
-            if !done.contains(&(a.id.clone(), s.id.clone())) {
-                plan.push(Planned {
-                    adapter: a,
-                    scenario: s.id.clone(),
-                });
-            }
-        }
-    }
+    let done: HashSet<_> = results.cells.iter().map(|c| c.key()).collect();
+    let plan = plan(&adapters, &scenarios, &buses, &done);
 
     let bar = if opts.progress {
         ProgressBar::new(plan.len() as u64)
@@ -177,13 +211,37 @@ pub fn run(opts: RunOptions, interrupted: Arc<AtomicBool>) -> Result<RunSummary>
     );
     store::write_atomic(&path, &results)?;
     let mut was_interrupted = false;
+    // The bus of the cells being run; replaced (stopping the old one) when the plan moves on.
+    let mut session: Option<(String, Result<BusSession, String>)> = None;
     for cell in plan {
         if interrupted.load(Ordering::SeqCst) {
             was_interrupted = true;
             break;
         }
-        bar.set_message(format!("{} {}", cell.adapter.id, cell.scenario));
+        if let Some(bus) = cell.bus {
+            if session.as_ref().map(|(id, _)| id) != Some(&bus.id) {
+                drop(session.take()); // stop the previous bus before starting the next
+                bar.set_message(format!("starting bus {}", bus.id));
+                let started = BusSession::start(bus, scratch.path(), opts.placement);
+                let description = match &started {
+                    Ok(s) => s.description.clone(),
+                    Err(e) => format!("could not start: {e}"),
+                };
+                results.buses.retain(|b| b.id != bus.id);
+                results.buses.push(BusRecord {
+                    id: bus.id.clone(),
+                    description,
+                });
+                session = Some((bus.id.clone(), started));
+            }
+        }
+        let on = cell.bus.map(|b| format!(" on {}", b.id)).unwrap_or_default();
+        bar.set_message(format!("{} {}{on}", cell.adapter.id, cell.scenario));
         let bin = opts.bin_dir.join(&cell.adapter.package);
+        let bus_session = match (cell.bus, &mut session) {
+            (Some(_), Some((_, s))) => Some(s.as_mut().map_err(|e| e.clone())),
+            _ => None,
+        };
         let c = run_cell(
             &cell,
             &bin,
@@ -192,6 +250,8 @@ pub fn run(opts: RunOptions, interrupted: Arc<AtomicBool>) -> Result<RunSummary>
             timeout,
             scratch.path(),
             &interrupted,
+            bus_session,
+            opts.placement.client,
         )?;
         if c.status == CellStatus::Failed {
             if interrupted.load(Ordering::SeqCst) {
@@ -210,7 +270,9 @@ pub fn run(opts: RunOptions, interrupted: Arc<AtomicBool>) -> Result<RunSummary>
         store::write_atomic(&path, &results)?;
         bar.inc(1);
     }
+    drop(session);
     bar.finish_and_clear();
+    set_floor_ratios(&mut results);
     results.run.complete = !was_interrupted;
     results.run.finished_at = Some(environment::now_rfc3339());
     store::write_atomic(&path, &results)?;
@@ -221,6 +283,7 @@ pub fn run(opts: RunOptions, interrupted: Arc<AtomicBool>) -> Result<RunSummary>
     })
 }
 
+#[allow(clippy::too_many_arguments)]
 fn run_cell(
     cell: &Planned,
     bin: &Path,
@@ -229,11 +292,13 @@ fn run_cell(
     timeout: Duration,
     scratch: &Path,
     interrupted: &AtomicBool,
+    session: Option<Result<&mut BusSession, String>>,
+    client_cpu: Option<usize>,
 ) -> Result<Cell> {
     let mut c = Cell {
         adapter: cell.adapter.id.clone(),
         scenario: cell.scenario.clone(),
-        bus: None,
+        bus: cell.bus.map(|b| b.id.clone()),
         status: CellStatus::Failed,
         reason: None,
         measurement: None,
@@ -246,10 +311,41 @@ fn run_cell(
             return Ok(c);
         }
     };
-    if let Some(reason) = d.unsupported.get(&cell.scenario) {
+    let p2p = matches!(&session, Some(Ok(s)) if s.is_p2p());
+    let unsupported = if p2p { &d.unsupported_p2p } else { &d.unsupported };
+    if let Some(reason) = unsupported.get(&cell.scenario) {
         c.status = CellStatus::Unsupported;
         c.reason = Some(reason.clone());
         return Ok(c);
+    }
+    let op = harness::scenario::find(&cell.scenario).and_then(|s| s.ipc_op());
+    let started = std::time::Instant::now();
+    // Transport arguments, and the services that must live through the cell.
+    let mut extra: Vec<String> = Vec::new();
+    let mut _subscribers = None;
+    if let Some(session) = session {
+        let op = op.expect("bus cells are IPC cells");
+        match session.and_then(|s| prepare_ipc_cell(s, cell, bin, op, profile, scratch, interrupted)) {
+            Ok(IpcCell::Bench { transport, subscribers }) => {
+                extra = transport;
+                if let Some((service, fifo)) = subscribers {
+                    extra.push("--ack-fifo".into());
+                    extra.push(fifo.display().to_string());
+                    _subscribers = Some(service);
+                }
+            }
+            Ok(IpcCell::Measured(m)) => {
+                c.status = CellStatus::Ok;
+                c.measurement = Some(m);
+                c.elapsed_s = started.elapsed().as_secs_f64();
+                return Ok(c);
+            }
+            Err(reason) => {
+                c.reason = Some(reason);
+                c.elapsed_s = started.elapsed().as_secs_f64();
+                return Ok(c);
+            }
+        }
     }
     let result_file = scratch.join("measurement.json");
     let _ = std::fs::remove_file(&result_file);
@@ -266,10 +362,14 @@ fn run_cell(
         .arg("--warm-up")
         .arg(profile.warm_up.to_string())
         .arg("--measurement")
-        .arg(profile.measurement.to_string());
+        .arg(profile.measurement.to_string())
+        .arg("--nresamples")
+        .arg(profile.nresamples.to_string())
+        .args(&extra);
+    placement::pin_command(&mut cmd, client_cpu);
     let _ = std::fs::remove_dir_all(scratch.join("criterion"));
     let out = exec::run(cmd, None, scratch, timeout, interrupted)?;
-    c.elapsed_s = out.elapsed.as_secs_f64();
+    c.elapsed_s = started.elapsed().as_secs_f64();
     if out.ending == exec::Ending::Exited(harness::cli::EXIT_UNSUPPORTED as i32) {
         c.status = CellStatus::Unsupported;
         c.reason = Some(out.stderr_tail(1).trim_start_matches("unsupported: ").to_string());
@@ -290,6 +390,61 @@ fn run_cell(
         Err(e) => c.reason = Some(format!("the adapter exited 0 but its result is unreadable: {e}")),
     }
     Ok(c)
+}
+
+enum IpcCell {
+    /// Run the adapter's `bench` with these transport arguments, while the
+    /// subscribers (and their ack FIFO), if any, are alive.
+    Bench {
+        transport: Vec<String>,
+        subscribers: Option<(ipc_run::Service, PathBuf)>,
+    },
+    /// Measured by the runner itself (cold starts).
+    Measured(Measurement),
+}
+
+fn prepare_ipc_cell(
+    session: &mut BusSession,
+    cell: &Planned,
+    bin: &Path,
+    op: IpcOp,
+    profile: &Profile,
+    scratch: &Path,
+    interrupted: &AtomicBool,
+) -> Result<IpcCell, String> {
+    let transport = session.server(cell.adapter, bin)?;
+    if op == IpcOp::PropertyColdStart {
+        return ipc_run::cold_start(bin, &transport, profile.sample_size, scratch, interrupted).map(IpcCell::Measured);
+    }
+    let subscribers = session.subscribers(cell.adapter, bin, op)?;
+    Ok(IpcCell::Bench { transport, subscribers })
+}
+
+/// Every IPC cell's ratio to the raw-socket floor of its size, from this run.
+fn set_floor_ratios(results: &mut ResultsFile) {
+    let baselines: HashSet<&str> = results
+        .adapters
+        .iter()
+        .filter(|a| a.baseline)
+        .map(|a| a.id.as_str())
+        .collect();
+    let floors: HashMap<String, f64> = results
+        .cells
+        .iter()
+        .filter(|c| c.bus.is_none() && baselines.contains(c.adapter.as_str()))
+        .filter_map(|c| Some((c.scenario.clone(), c.median_ns()?)))
+        .collect();
+    for c in &mut results.cells {
+        let floor = harness::scenario::find(&c.scenario)
+            .and_then(|s| s.ipc_op())
+            .and_then(harness::scenario::floor_of)
+            .and_then(|f| floors.get(&f).copied());
+        if let (Some(m), Some(f)) = (c.measurement.as_mut(), floor) {
+            if c.bus.is_some() && f > 0.0 {
+                m.floor_ratio = Some(m.wall.median_ns.point / f);
+            }
+        }
+    }
 }
 
 fn check_writable(dir: &Path) -> Result<()> {

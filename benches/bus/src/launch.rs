@@ -1,0 +1,304 @@
+//! Starting, checking and stopping the daemons.
+
+use std::fs::DirBuilder;
+use std::io::Read;
+use std::os::unix::fs::DirBuilderExt;
+use std::os::unix::io::AsRawFd;
+use std::os::unix::net::{UnixDatagram, UnixListener};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::raw_client::RawConnection;
+use crate::{config, find_program, BusError, BusKind, BusOptions};
+
+/// A running private bus. Dropping it stops the daemon (its whole process
+/// group) and removes its directory.
+pub struct RunningBus {
+    kind: BusKind,
+    dir: PathBuf,
+    socket: PathBuf,
+    address: String,
+    version: String,
+    config: String,
+    child: Child,
+    log: Arc<Mutex<String>>,
+}
+
+impl RunningBus {
+    pub fn kind(&self) -> BusKind {
+        self.kind
+    }
+
+    /// `unix:path=…`.
+    pub fn address(&self) -> &str {
+        &self.address
+    }
+
+    pub fn socket_path(&self) -> &Path {
+        &self.socket
+    }
+
+    /// The daemon's own version line, e.g. `dbus-broker 33`.
+    pub fn version(&self) -> &str {
+        &self.version
+    }
+
+    /// The generated configuration the daemon runs with.
+    pub fn config(&self) -> &str {
+        &self.config
+    }
+
+    /// What the daemon printed (and, for dbus-broker, sent to its journal socket).
+    pub fn log(&self) -> String {
+        self.log.lock().map(|l| l.clone()).unwrap_or_default()
+    }
+
+    /// Environment for clients: both well-known bus address variables.
+    pub fn env(&self) -> Vec<(&'static str, String)> {
+        vec![
+            ("DBUS_SYSTEM_BUS_ADDRESS", self.address.clone()),
+            ("DBUS_SESSION_BUS_ADDRESS", self.address.clone()),
+        ]
+    }
+
+    /// Every live process of the bus (the launcher and what it started).
+    pub fn pids(&self) -> Vec<u32> {
+        processes_in_group(self.child.id())
+    }
+
+    pub fn is_running(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+
+    /// Stops the bus now (as `Drop` does), reporting a failure to clean up.
+    pub fn stop(mut self) -> Result<(), BusError> {
+        self.teardown();
+        if Path::new(&self.dir).exists() {
+            return Err(BusError::Io(format!("{} could not be removed", self.dir.display())));
+        }
+        Ok(())
+    }
+
+    fn teardown(&mut self) {
+        let pgid = self.child.id() as i32;
+        // SAFETY: signalling the process group we created.
+        unsafe {
+            libc::kill(-pgid, libc::SIGTERM);
+        }
+        let deadline = Instant::now() + Duration::from_secs(2);
+        while Instant::now() < deadline && !processes_in_group(pgid as u32).is_empty() {
+            let _ = self.child.try_wait();
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        // SAFETY: as above; whatever ignored SIGTERM goes now.
+        unsafe {
+            libc::kill(-pgid, libc::SIGKILL);
+        }
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+impl Drop for RunningBus {
+    fn drop(&mut self) {
+        self.teardown();
+    }
+}
+
+/// Live (non-zombie) processes whose process group is `pgid`.
+fn processes_in_group(pgid: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return out;
+    };
+    for e in entries.flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        // Fields after the parenthesised command: state ppid pgrp ...
+        let Some(rest) = stat.rsplit_once(") ").map(|(_, r)| r) else {
+            continue;
+        };
+        let f: Vec<&str> = rest.split_whitespace().collect();
+        if f.len() > 2 && f[0] != "Z" && f[2] == pgid.to_string() {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+fn private_dir(kind: BusKind) -> Result<PathBuf, BusError> {
+    let base = std::env::temp_dir();
+    for n in 0..1000u32 {
+        let p = base.join(format!("dbus-matrix-{}-{}-{n}", kind.id(), std::process::id()));
+        if DirBuilder::new().mode(0o700).create(&p).is_ok() {
+            return Ok(p);
+        }
+    }
+    Err(BusError::Io(format!(
+        "cannot create a private directory in {}",
+        base.display()
+    )))
+}
+
+fn version_of(program: &Path, kind: BusKind) -> String {
+    // dbus-broker-launch has no useful --version; ask the broker next to it.
+    let program = match kind {
+        BusKind::DbusBroker => program.with_file_name("dbus-broker"),
+        _ => program.to_path_buf(),
+    };
+    Command::new(&program)
+        .arg("--version")
+        .output()
+        .ok()
+        .and_then(|o| String::from_utf8(o.stdout).ok())
+        .and_then(|s| s.lines().next().map(str::to_string))
+        .unwrap_or_else(|| format!("{} (version unknown)", program.display()))
+}
+
+/// Collects a child's output into the shared log.
+fn collect(mut r: impl Read + Send + 'static, log: Arc<Mutex<String>>) {
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = r.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            if let Ok(mut l) = log.lock() {
+                l.push_str(&String::from_utf8_lossy(&buf[..n]));
+            }
+        }
+    });
+}
+
+pub(crate) fn start(kind: BusKind, opts: &BusOptions) -> Result<RunningBus, BusError> {
+    let program = find_program(kind)?;
+    let dir = private_dir(kind)?;
+    let socket = dir.join("bus");
+    let address = format!("unix:path={}", socket.display());
+    // SAFETY: getuid/geteuid cannot fail.
+    let (uid, euid) = unsafe { (libc::getuid(), libc::geteuid()) };
+    let log = Arc::new(Mutex::new(String::new()));
+    let config_path = dir.join("bus.conf");
+
+    let mut cmd;
+    let text;
+    // Kept open until the daemon has it (dbus-broker's fd 3).
+    let mut _listener = None;
+    match kind {
+        BusKind::DbusDaemon | BusKind::Busd => {
+            text = config::render("system", Some(&address), uid, &opts.name_prefix);
+            config::write(&config_path, &text)?;
+            cmd = Command::new(&program);
+            if kind == BusKind::DbusDaemon {
+                cmd.arg(format!("--config-file={}", config_path.display()))
+                    .arg("--nofork");
+            } else {
+                cmd.arg("--config").arg(&config_path);
+            }
+        }
+        BusKind::DbusBroker => {
+            text = config::render("session", None, uid, &opts.name_prefix);
+            config::write(&config_path, &text)?;
+            let listener = UnixListener::bind(&socket)?;
+            // The journal socket dbus-broker insists on, readable by us.
+            let journal_dir = dir.join("journal");
+            std::fs::create_dir(&journal_dir)?;
+            let journal = UnixDatagram::bind(journal_dir.join("socket"))?;
+            let jlog = log.clone();
+            std::thread::spawn(move || {
+                let mut buf = vec![0u8; 65536];
+                while let Ok(n) = journal.recv(&mut buf) {
+                    if let Ok(mut l) = jlog.lock() {
+                        l.push_str(&String::from_utf8_lossy(&buf[..n]));
+                        l.push('\n');
+                    }
+                }
+            });
+            // Inside a private mount namespace: a tmpfs over /run hides the
+            // host's /run from the broker and gives it /run/systemd/journal.
+            let script = format!(
+                "set -e; mount -t tmpfs -o mode=0755 dbus-matrix /run; mkdir -p /run/systemd/journal; \
+                 mount --bind '{journal}' /run/systemd/journal; \
+                 LISTEN_PID=$$ exec '{program}' --scope user --config-file '{config}'",
+                journal = journal_dir.display(),
+                program = program.display(),
+                config = config_path.display(),
+            );
+            cmd = Command::new("unshare");
+            if euid != 0 {
+                cmd.arg("--user").arg("--map-root-user");
+            }
+            cmd.args(["--mount", "--propagation", "private", "sh", "-c", &script]);
+            cmd.env("LISTEN_FDS", "1").env("DBUS_SESSION_BUS_ADDRESS", &address);
+            let fd = listener.as_raw_fd();
+            // SAFETY: dup2 is async-signal-safe; it places the socket at fd 3 (without CLOEXEC) before exec.
+            unsafe {
+                cmd.pre_exec(move || {
+                    if libc::dup2(fd, 3) < 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    Ok(())
+                });
+            }
+            _listener = Some(listener);
+        }
+    }
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    let mut child = cmd.spawn().map_err(|e| BusError::Missing {
+        program: program.display().to_string(),
+        why: e.to_string(),
+        hint: kind.install_hint(),
+    })?;
+    collect(child.stdout.take().expect("piped"), log.clone());
+    collect(child.stderr.take().expect("piped"), log.clone());
+    let mut bus = RunningBus {
+        kind,
+        dir,
+        socket,
+        address,
+        version: version_of(&program, kind),
+        config: text,
+        child,
+        log,
+    };
+    wait_ready(&mut bus, opts.ready_timeout)?;
+    drop(_listener); // the daemon holds its own copy now
+    Ok(bus)
+}
+
+/// Waits until Hello is answered, the daemon exits, or the timeout passes.
+fn wait_ready(bus: &mut RunningBus, timeout: Duration) -> Result<(), BusError> {
+    let deadline = Instant::now() + timeout;
+    let mut last_error = String::from("no connection attempt yet");
+    while Instant::now() < deadline {
+        if let Ok(Some(status)) = bus.child.try_wait() {
+            return Err(BusError::NotReady {
+                kind: bus.kind,
+                why: format!("it exited ({status})"),
+                log: bus.log(),
+            });
+        }
+        if bus.socket.exists() {
+            match RawConnection::connect(&bus.socket, Duration::from_secs(2)).and_then(|mut c| c.hello()) {
+                Ok(_) => return Ok(()),
+                Err(e) => last_error = format!("{e:#}"),
+            }
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Err(BusError::NotReady {
+        kind: bus.kind,
+        why: format!("no Hello reply within {:.0} s ({last_error})", timeout.as_secs_f64()),
+        log: bus.log(),
+    })
+}

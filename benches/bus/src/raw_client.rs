@@ -1,0 +1,127 @@
+//! A minimal D-Bus client on a Unix socket, built on the harness's reference
+//! codec: SASL EXTERNAL, Hello, method calls, raw send and receive. Used for
+//! readiness checks, tests and monitors; not benchmarked.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::net::UnixStream;
+use std::path::Path;
+use std::time::Duration;
+
+use anyhow::{bail, ensure, Context, Result};
+use harness::wire::{self, Message, Value};
+
+pub struct RawConnection {
+    stream: UnixStream,
+    serial: u32,
+    /// Messages that arrived while waiting for a reply.
+    pub pending: Vec<Message>,
+}
+
+const BUS_NAME: &str = "org.freedesktop.DBus";
+const BUS_PATH: &str = "/org/freedesktop/DBus";
+
+impl RawConnection {
+    /// Connects and authenticates (SASL EXTERNAL with our uid).
+    pub fn connect(socket: &Path, timeout: Duration) -> Result<RawConnection> {
+        let stream = UnixStream::connect(socket).with_context(|| format!("connecting to {}", socket.display()))?;
+        stream.set_read_timeout(Some(timeout))?;
+        stream.set_write_timeout(Some(timeout))?;
+        // SAFETY: getuid cannot fail.
+        let uid = unsafe { libc::getuid() };
+        let hex: String = uid.to_string().bytes().map(|b| format!("{b:02x}")).collect();
+        let mut s = stream.try_clone()?;
+        s.write_all(format!("\0AUTH EXTERNAL {hex}\r\n").as_bytes())?;
+        let mut line = String::new();
+        // Read only the one line; the BufReader is dropped before binary traffic.
+        BufReader::new(&stream).take(512).read_line(&mut line)?;
+        ensure!(line.starts_with("OK "), "authentication refused: {:?}", line.trim());
+        s.write_all(b"BEGIN\r\n")?;
+        Ok(RawConnection {
+            stream,
+            serial: 0,
+            pending: Vec::new(),
+        })
+    }
+
+    fn next_serial(&mut self) -> u32 {
+        self.serial += 1;
+        self.serial
+    }
+
+    /// Sends a method call and waits for its reply (other messages are kept in `pending`).
+    pub fn call(&mut self, dest: &str, path: &str, iface: &str, member: &str, args: &[Value]) -> Result<Message> {
+        let serial = self.next_serial();
+        let mut fields = vec![
+            (wire::FIELD_PATH, Value::ObjectPath(path.into())),
+            (wire::FIELD_INTERFACE, Value::Str(iface.into())),
+            (wire::FIELD_MEMBER, Value::Str(member.into())),
+            (wire::FIELD_DESTINATION, Value::Str(dest.into())),
+        ];
+        let sig: String = args.iter().map(Value::signature).collect();
+        if !sig.is_empty() {
+            fields.push((wire::FIELD_SIGNATURE, Value::Signature(sig)));
+        }
+        self.send(&wire::encode_message(
+            wire::MESSAGE_METHOD_CALL,
+            0,
+            serial,
+            &fields,
+            args,
+        ))?;
+        loop {
+            let m = self.recv()?;
+            let is_reply = matches!(m.header.field(wire::FIELD_REPLY_SERIAL), Some(Value::U32(s)) if *s == serial);
+            if !is_reply {
+                self.pending.push(m);
+                continue;
+            }
+            if m.header.message_type == wire::MESSAGE_ERROR {
+                let name = m.header.field_str(wire::FIELD_ERROR_NAME).unwrap_or("?").to_string();
+                let text = m.values.first().and_then(Value::as_str).unwrap_or("").to_string();
+                bail!("{member} failed: {name}: {text}");
+            }
+            return Ok(m);
+        }
+    }
+
+    /// A call to the bus itself.
+    pub fn bus_call(&mut self, member: &str, args: &[Value]) -> Result<Message> {
+        self.call(BUS_NAME, BUS_PATH, BUS_NAME, member, args)
+    }
+
+    /// Hello; returns the unique name.
+    pub fn hello(&mut self) -> Result<String> {
+        let reply = self.bus_call("Hello", &[])?;
+        reply
+            .values
+            .first()
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .context("Hello reply without a name")
+    }
+
+    pub fn send(&mut self, bytes: &[u8]) -> Result<()> {
+        self.stream.write_all(bytes).context("sending")
+    }
+
+    /// Reads one whole message.
+    pub fn recv(&mut self) -> Result<Message> {
+        let mut fixed = [0u8; 16];
+        self.stream
+            .read_exact(&mut fixed)
+            .context("receiving a message header")?;
+        ensure!(
+            fixed[0] == b'l',
+            "only little-endian peers are supported by this test client"
+        );
+        let body_len = u32::from_le_bytes(fixed[4..8].try_into().unwrap()) as usize;
+        let fields_len = u32::from_le_bytes(fixed[12..16].try_into().unwrap()) as usize;
+        let header_len = (16 + fields_len).div_ceil(8) * 8;
+        let mut bytes = fixed.to_vec();
+        bytes.resize(header_len + body_len, 0);
+        self.stream
+            .read_exact(&mut bytes[16..])
+            .context("receiving a message")?;
+        wire::decode_message(&bytes)
+    }
+}
