@@ -238,10 +238,16 @@ pub(crate) fn start(kind: BusKind, opts: &BusOptions) -> Result<RunningBus, BusE
             cmd.args(["--mount", "--propagation", "private", "sh", "-c", &script]);
             cmd.env("LISTEN_FDS", "1").env("DBUS_SESSION_BUS_ADDRESS", &address);
             let fd = listener.as_raw_fd();
-            // SAFETY: dup2 is async-signal-safe; it places the socket at fd 3 (without CLOEXEC) before exec.
+            // SAFETY: dup2 and fcntl are async-signal-safe; they leave the socket at fd 3
+            // without close-on-exec. dup2(3, 3) would keep the flag, hence the fcntl.
             unsafe {
                 cmd.pre_exec(move || {
-                    if libc::dup2(fd, 3) < 0 {
+                    let ok = if fd == 3 {
+                        libc::fcntl(3, libc::F_SETFD, 0)
+                    } else {
+                        libc::dup2(fd, 3)
+                    };
+                    if ok < 0 {
                         return Err(std::io::Error::last_os_error());
                     }
                     Ok(())

@@ -130,7 +130,7 @@ impl BusSession {
                     placement::pin_process(pid, cpu).map_err(|e| format!("{e:#}"))?;
                 }
             }
-            let description = format!("{} {}", entry.id, running.version());
+            let description = running.version().to_string();
             (Medium::Bus(running), description)
         };
         let scratch = scratch.join(format!("bus-{}", entry.id));

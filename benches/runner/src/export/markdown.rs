@@ -4,14 +4,59 @@ use std::fmt::Write;
 
 use harness::results::{CellStatus, ResultsFile};
 
-use super::table::{self, duration, row_label};
+use super::table::{self, duration, row_label, Entry};
+
+/// Footnotes for unsupported and failed cells; the same reason for the same
+/// adapter is one note, however many cells share it.
+#[derive(Default)]
+struct Notes(Vec<String>);
+
+impl Notes {
+    fn number(&mut self, text: String) -> usize {
+        match self.0.iter().position(|n| *n == text) {
+            Some(i) => i + 1,
+            None => {
+                self.0.push(text);
+                self.0.len()
+            }
+        }
+    }
+}
+
+fn cell_text(e: &Entry, adapter: &str, notes: &mut Notes) -> String {
+    match e.cell.status {
+        CellStatus::Ok => {
+            let m = e.cell.measurement.as_ref().expect("ok cells have a measurement");
+            let mut s = duration(m.wall.median_ns.point);
+            let mut extra = Vec::new();
+            if let Some(r) = e.ratio {
+                extra.push(format!("{r:.2}×"));
+            }
+            if let Some(f) = m.floor_ratio {
+                extra.push(format!("{f:.1}× floor"));
+            }
+            if !extra.is_empty() {
+                s += &format!(" ({})", extra.join(", "));
+            }
+            s
+        }
+        status => {
+            let word = table::status_word(status);
+            let n = notes.number(format!(
+                "{adapter} {word}: {}",
+                e.cell.reason.as_deref().unwrap_or("no reason recorded")
+            ));
+            format!("{word} [{n}]")
+        }
+    }
+}
 
 pub fn render(r: &ResultsFile) -> String {
     let mut out = String::new();
     let e = &r.environment;
     let _ = writeln!(
         out,
-        "dbus-matrix `{}` profile, revision `{}`, {}{}\n\n{} ({} CPUs, {:.0} GiB), {}, kernel {}, {}, mode {}\n",
+        "dbus-matrix `{}` profile, revision `{}`, {}{}\n\n{} ({} CPUs, {:.0} GiB), {}, kernel {}, {}, mode {}{}\n",
         r.run.profile,
         r.run.revision,
         r.run.started_at,
@@ -22,12 +67,29 @@ pub fn render(r: &ResultsFile) -> String {
         e.os,
         e.kernel,
         e.rustc,
-        e.mode
+        e.mode,
+        r.run
+            .placement
+            .as_deref()
+            .filter(|p| *p != "none")
+            .map(|p| format!(", pinned {p}"))
+            .unwrap_or_default(),
     );
-    let mut notes: Vec<String> = Vec::new();
+    let mut notes = Notes::default();
     for t in table::tables(r) {
-        if let Some(bus) = &t.bus {
-            let _ = writeln!(out, "### bus: {bus}\n");
+        match &t.group {
+            table::Group::Codec => {}
+            table::Group::Floor => {
+                let _ = writeln!(out, "### floor: bytes ping-ponged over a Unix socket pair\n");
+            }
+            table::Group::Bus(bus) => {
+                let daemon = r
+                    .buses
+                    .iter()
+                    .find(|b| &b.id == bus)
+                    .map(|b| format!(" ({})", b.description));
+                let _ = writeln!(out, "### bus: {bus}{}\n", daemon.unwrap_or_default());
+            }
         }
         let _ = writeln!(out, "| library | {} |", t.columns.join(" | "));
         let _ = writeln!(out, "|---|{}", "---:|".repeat(t.columns.len()));
@@ -35,41 +97,76 @@ pub fn render(r: &ResultsFile) -> String {
             let cells: Vec<String> = row
                 .cells
                 .iter()
-                .map(|e| match e {
-                    None => "–".to_string(),
-                    Some(e) => match e.cell.status {
-                        CellStatus::Ok => {
-                            let m = e.cell.median_ns().unwrap_or(f64::NAN);
-                            match e.ratio {
-                                Some(ratio) => format!("{} ({ratio:.2}×)", duration(m)),
-                                None => duration(m),
-                            }
-                        }
-                        status => {
-                            notes.push(format!(
-                                "{} {} {}: {}",
-                                row.adapter.id,
-                                e.cell.scenario,
-                                table::status_word(status),
-                                e.cell.reason.as_deref().unwrap_or("no reason recorded")
-                            ));
-                            format!("{} [{}]", table::status_word(status), notes.len())
-                        }
-                    },
+                .map(|e| {
+                    e.as_ref()
+                        .map_or_else(|| "–".to_string(), |e| cell_text(e, &row.adapter.id, &mut notes))
                 })
                 .collect();
             let _ = writeln!(out, "| {} | {} |", row_label(row.adapter), cells.join(" | "));
         }
         out.push('\n');
     }
+    bus_vs_bus(r, &mut out);
     out.push_str(
-        "Cells: median wall time per operation (criterion), and in brackets the ratio to the fastest library in the column (1.00× = fastest; the baseline is not a library and may go below 1).\n",
+        "Cells: median wall time per operation (criterion); in brackets the ratio to the fastest library in the column \
+         (1.00× = fastest; the baseline is not a library and may go below 1) and, over IPC, the ratio to the raw-socket \
+         floor of the same run.\n",
     );
-    if !notes.is_empty() {
+    if !notes.0.is_empty() {
         out.push('\n');
-        for (i, n) in notes.iter().enumerate() {
+        for (i, n) in notes.0.iter().enumerate() {
             let _ = writeln!(out, "[{}] {n}", i + 1);
         }
     }
     out
+}
+
+/// For each library with IPC results: rows = scenarios, columns = buses.
+fn bus_vs_bus(r: &ResultsFile, out: &mut String) {
+    let mut buses: Vec<&str> = Vec::new();
+    for c in &r.cells {
+        if let Some(b) = c.bus.as_deref() {
+            if !buses.contains(&b) {
+                buses.push(b);
+            }
+        }
+    }
+    if buses.len() < 2 {
+        return;
+    }
+    for a in r.adapters.iter().filter(|a| !a.baseline) {
+        let cells: Vec<_> = r
+            .cells
+            .iter()
+            .filter(|c| c.adapter == a.id && c.bus.is_some())
+            .collect();
+        if !cells.iter().any(|c| c.status == CellStatus::Ok) {
+            continue;
+        }
+        let _ = writeln!(out, "### bus vs bus: {}\n", row_label(a));
+        let _ = writeln!(out, "| scenario | {} |", buses.join(" | "));
+        let _ = writeln!(out, "|---|{}", "---:|".repeat(buses.len()));
+        let mut scenarios: Vec<&str> = Vec::new();
+        for c in &cells {
+            if !scenarios.contains(&c.scenario.as_str()) {
+                scenarios.push(&c.scenario);
+            }
+        }
+        for s in scenarios {
+            let row: Vec<String> = buses
+                .iter()
+                .map(|b| {
+                    cells
+                        .iter()
+                        .find(|c| c.scenario == s && c.bus.as_deref() == Some(b))
+                        .map_or("–".into(), |c| {
+                            c.median_ns()
+                                .map_or_else(|| table::status_word(c.status).into(), duration)
+                        })
+                })
+                .collect();
+            let _ = writeln!(out, "| {s} | {} |", row.join(" | "));
+        }
+        out.push('\n');
+    }
 }

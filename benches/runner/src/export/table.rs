@@ -5,8 +5,30 @@ use std::collections::BTreeMap;
 
 use harness::results::{AdapterRecord, Cell, CellStatus, ResultsFile};
 
+/// Which table a cell belongs to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Group {
+    /// Marshal and demarshal.
+    Codec,
+    /// The raw-socket floor (no bus).
+    Floor,
+    /// IPC cells on this bus.
+    Bus(String),
+}
+
+impl Group {
+    fn of(c: &Cell) -> Group {
+        match &c.bus {
+            Some(b) => Group::Bus(b.clone()),
+            None if harness::scenario::find(&c.scenario).and_then(|s| s.ipc_op()).is_some() => Group::Floor,
+            None => Group::Codec,
+        }
+    }
+}
+
 pub struct Table<'a> {
-    /// `None` for marshal/demarshal cells, else the bus id.
+    pub group: Group,
+    /// `None` for marshal/demarshal cells and the floor, else the bus id.
     pub bus: Option<String>,
     pub columns: Vec<String>,
     pub rows: Vec<Row<'a>>,
@@ -26,16 +48,21 @@ pub struct Entry<'a> {
 }
 
 pub fn tables(r: &ResultsFile) -> Vec<Table<'_>> {
-    let mut buses: Vec<Option<String>> = Vec::new();
+    let mut groups: Vec<Group> = Vec::new();
     for c in &r.cells {
-        if !buses.contains(&c.bus) {
-            buses.push(c.bus.clone());
+        let g = Group::of(c);
+        if !groups.contains(&g) {
+            groups.push(g);
         }
     }
-    buses
+    groups
         .into_iter()
-        .map(|bus| {
-            let cells: Vec<&Cell> = r.cells.iter().filter(|c| c.bus == bus).collect();
+        .map(|group| {
+            let cells: Vec<&Cell> = r.cells.iter().filter(|c| Group::of(c) == group).collect();
+            let bus = match &group {
+                Group::Bus(b) => Some(b.clone()),
+                _ => None,
+            };
             let mut columns: Vec<String> = Vec::new();
             for c in &cells {
                 if !columns.contains(&c.scenario) {
@@ -79,7 +106,12 @@ pub fn tables(r: &ResultsFile) -> Vec<Table<'_>> {
                         .collect(),
                 })
                 .collect();
-            Table { bus, columns, rows }
+            Table {
+                group,
+                bus,
+                columns,
+                rows,
+            }
         })
         .collect()
 }
