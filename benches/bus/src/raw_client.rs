@@ -100,6 +100,44 @@ impl RawConnection {
             .context("Hello reply without a name")
     }
 
+    /// Replies to a method call with `args`.
+    pub fn reply(&mut self, call: &Message, args: &[Value]) -> Result<()> {
+        let serial = self.next_serial();
+        let mut fields = vec![(wire::FIELD_REPLY_SERIAL, Value::U32(call.header.serial))];
+        if let Some(sender) = call.header.field_str(wire::FIELD_SENDER) {
+            fields.push((wire::FIELD_DESTINATION, Value::Str(sender.into())));
+        }
+        let sig: String = args.iter().map(Value::signature).collect();
+        if !sig.is_empty() {
+            fields.push((wire::FIELD_SIGNATURE, Value::Signature(sig)));
+        }
+        self.send(&wire::encode_message(
+            wire::MESSAGE_METHOD_RETURN,
+            0,
+            serial,
+            &fields,
+            args,
+        ))
+    }
+
+    /// Waits for the next method call (other messages are dropped).
+    pub fn next_call(&mut self) -> Result<Message> {
+        loop {
+            let m = match self.pending.pop() {
+                Some(m) => m,
+                None => self.recv()?,
+            };
+            if m.header.message_type == wire::MESSAGE_METHOD_CALL {
+                return Ok(m);
+            }
+        }
+    }
+
+    /// Makes the read timeout infinite (servers wait for calls forever).
+    pub fn wait_forever(&mut self) -> Result<()> {
+        self.stream.set_read_timeout(None).context("clearing the read timeout")
+    }
+
     pub fn send(&mut self, bytes: &[u8]) -> Result<()> {
         self.stream.write_all(bytes).context("sending")
     }

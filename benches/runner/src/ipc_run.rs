@@ -188,6 +188,15 @@ impl BusSession {
         }
     }
 
+    /// `Err(what died)` if the bus or this adapter's server is gone.
+    pub fn health(&mut self, adapter: &AdapterEntry) -> Result<(), String> {
+        self.check_bus()?;
+        match self.servers.get_mut(&adapter.id) {
+            Some(Ok(server)) => server.check_alive(),
+            _ => Ok(()),
+        }
+    }
+
     fn check_bus(&mut self) -> Result<(), String> {
         match &mut self.medium {
             Medium::Bus(b) => match b.is_running() {

@@ -323,9 +323,14 @@ fn run_cell(
     // Transport arguments, and the services that must live through the cell.
     let mut extra: Vec<String> = Vec::new();
     let mut _subscribers = None;
-    if let Some(session) = session {
+    let mut session = session;
+    if let Some(session) = session.as_mut() {
         let op = op.expect("bus cells are IPC cells");
-        match session.and_then(|s| prepare_ipc_cell(s, cell, bin, op, profile, scratch, interrupted)) {
+        let prepared = match session {
+            Ok(s) => prepare_ipc_cell(s, cell, bin, op, profile, scratch, interrupted),
+            Err(e) => Err(e.clone()),
+        };
+        match prepared {
             Ok(IpcCell::Bench { transport, subscribers }) => {
                 extra = transport;
                 if let Some((service, fifo)) = subscribers {
@@ -365,7 +370,9 @@ fn run_cell(
         .arg(profile.measurement.to_string())
         .arg("--nresamples")
         .arg(profile.nresamples.to_string())
-        .args(&extra);
+        .args(&extra)
+        // Failure reasons are the last stderr lines: the panic message, not a backtrace.
+        .env("RUST_BACKTRACE", "0");
     placement::pin_command(&mut cmd, client_cpu);
     let _ = std::fs::remove_dir_all(scratch.join("criterion"));
     let out = exec::run(cmd, None, scratch, timeout, interrupted)?;
@@ -376,7 +383,15 @@ fn run_cell(
         return Ok(c);
     }
     if !out.success() {
-        c.reason = Some(out.describe());
+        // Say what broke when the bus or the server went away under the cell.
+        let cause = match session.as_mut() {
+            Some(Ok(s)) => s.health(cell.adapter).err(),
+            _ => None,
+        };
+        c.reason = Some(match cause {
+            Some(cause) => format!("{cause}; the client: {}", out.describe()),
+            None => out.describe(),
+        });
         return Ok(c);
     }
     match std::fs::read(&result_file)

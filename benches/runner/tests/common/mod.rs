@@ -149,6 +149,10 @@ pub struct FaultSetup {
 }
 
 pub fn fault_setup(tag: &str, adapters: &[&str], scenarios: &[&str]) -> FaultSetup {
+    fault_setup_with_buses(tag, adapters, scenarios, &[])
+}
+
+pub fn fault_setup_with_buses(tag: &str, adapters: &[&str], scenarios: &[&str], buses: &[&str]) -> FaultSetup {
     let dir = TempDir::new(tag);
     let bins = dir.path().join("bin");
     std::fs::create_dir_all(&bins).unwrap();
@@ -165,7 +169,10 @@ pub fn fault_setup(tag: &str, adapters: &[&str], scenarios: &[&str]) -> FaultSet
     for s in scenarios {
         toml += &format!("[[scenario]]\nid = \"{s}\"\n");
     }
-    toml += "[profile.smoke]\nsample_size = 10\nwarm_up = 0.05\nmeasurement = 0.1\n";
+    for b in buses {
+        toml += &format!("[[bus]]\nid = \"{b}\"\n");
+    }
+    toml += "[profile.smoke]\nsample_size = 10\nwarm_up = 0.05\nmeasurement = 0.1\nnresamples = 1000\n";
     let matrix = dir.path().join("matrix.toml");
     std::fs::write(&matrix, toml).unwrap();
     FaultSetup {

@@ -7,8 +7,13 @@
 use std::hint::black_box;
 use std::process::ExitCode;
 
+use std::time::Duration;
+
 use anyhow::{Context, Result};
+use bus::raw_client::RawConnection;
+use harness::ipc::{self, Ipc, IpcOp, Method, Transport};
 use harness::scenario::Shape;
+use harness::wire::Value;
 use harness::{wire, AdapterInfo, Body, Codec, Digest};
 
 #[global_allocator]
@@ -148,6 +153,82 @@ fn plain_body(values: &[wire::Value]) -> Option<Body> {
     Some(Body::Units(units))
 }
 
+/// A minimal IPC side on the test client of the `bus` crate: enough for
+/// `call/void` and `call/echo-bytes/*` on a bus, to test how the runner copes
+/// with buses and servers that die.
+struct RawIpc;
+
+const SUPPORTED_IPC: &str = "the fault adapter serves only call/void and call/echo-bytes/* on a bus";
+
+fn bus_socket(t: &Transport) -> Result<(&std::path::Path, &str)> {
+    match t {
+        Transport::Bus {
+            socket, service_name, ..
+        } => Ok((socket, service_name)),
+        Transport::P2p { .. } => anyhow::bail!("{SUPPORTED_IPC}"),
+    }
+}
+
+impl Ipc for RawIpc {
+    fn unsupported_ipc(&self, op: IpcOp, p2p: bool) -> Option<String> {
+        match op {
+            IpcOp::Call(Method::Void) | IpcOp::EchoBytes(_) if !p2p => None,
+            _ => Some(SUPPORTED_IPC.into()),
+        }
+    }
+
+    fn serve(&mut self, t: &Transport, ready: &mut dyn FnMut()) -> Result<()> {
+        let (socket, name) = bus_socket(t)?;
+        let mut c = RawConnection::connect(socket, Duration::from_secs(10))?;
+        c.hello()?;
+        c.bus_call("RequestName", &[Value::Str(name.into()), Value::U32(4)])?;
+        c.wait_forever()?;
+        ready();
+        loop {
+            let call = c.next_call()?;
+            let reply: Vec<Value> = call.values.iter().take(1).cloned().collect();
+            c.reply(&call, &reply)?;
+        }
+    }
+
+    fn subscribe(&mut self, _: &Transport, _: usize, _: usize, _: &mut dyn FnMut(), _: &mut dyn FnMut()) -> Result<()> {
+        anyhow::bail!("{SUPPORTED_IPC}")
+    }
+
+    fn client<'a>(&'a mut self, t: &Transport, op: IpcOp) -> Result<Box<dyn FnMut() -> Result<u64> + 'a>> {
+        let (socket, name) = bus_socket(t)?;
+        let (mut c, name) = (
+            RawConnection::connect(socket, Duration::from_secs(10))?,
+            name.to_string(),
+        );
+        c.hello()?;
+        let (member, args) = match op {
+            IpcOp::Call(Method::Void) => ("Void", vec![]),
+            IpcOp::EchoBytes(n) => {
+                let bytes = ipc::echo_payload(n).into_iter().map(Value::Byte).collect();
+                ("EchoBytes", vec![Value::Array("y".into(), bytes)])
+            }
+            _ => anyhow::bail!("{SUPPORTED_IPC}"),
+        };
+        Ok(Box::new(move || {
+            let reply = c.call(&name, ipc::OBJECT_PATH, ipc::INTERFACE, member, &args)?;
+            let mut d = Digest::new();
+            if let Some(Value::Array(_, bytes)) = reply.values.first() {
+                let bytes: Vec<u8> = bytes
+                    .iter()
+                    .map(|b| if let Value::Byte(b) = b { *b } else { 0 })
+                    .collect();
+                d.bytes(&bytes);
+            }
+            Ok(d.finish())
+        }))
+    }
+
+    fn cold_start(&mut self, _: &Transport) -> Result<Vec<(String, String)>> {
+        anyhow::bail!("{SUPPORTED_IPC}")
+    }
+}
+
 fn main() -> ExitCode {
     let argv0 = std::env::args().next().unwrap_or_default();
     let name = std::path::Path::new(&argv0)
@@ -168,6 +249,6 @@ fn main() -> ExitCode {
             version: "0.0.0",
         },
         move || Faulty { fault, calls: 0 },
-        || harness::ipc::NoTransport("the fault adapter injects faults into marshal/demarshal only"),
+        || RawIpc,
     )
 }

@@ -1,0 +1,117 @@
+//! Buses and servers that die in the middle of a run: the cells that needed
+//! them fail with the reason, the run goes on and ends, the results file
+//! stays valid, and nothing is left behind.
+
+mod common;
+use std::time::{Duration, Instant};
+
+use common::*;
+use harness::results::{CellStatus, ResultsFile};
+
+const SCENARIOS: &[&str] = &[
+    "call/void",
+    "call/echo-bytes/1",
+    "call/echo-bytes/64",
+    "call/echo-bytes/1024",
+    "call/echo-bytes/4096",
+    "call/echo-bytes/32768",
+];
+
+/// Waits until the results file has a finished bus cell, then runs `kill`.
+fn after_first_bus_cell(setup: &FaultSetup, runner_pid: u32, kill: impl FnOnce(u32)) {
+    let start = Instant::now();
+    loop {
+        assert!(start.elapsed() < Duration::from_secs(120), "no bus cell finished");
+        if let Ok(files) = std::fs::read_dir(setup.out()) {
+            for f in files
+                .flatten()
+                .filter(|f| f.path().extension().is_some_and(|e| e == "json"))
+            {
+                if let Ok(r) = serde_json::from_slice::<ResultsFile>(&std::fs::read(f.path()).unwrap_or_default()) {
+                    if r.cells.iter().any(|c| c.bus.is_some() && c.status == CellStatus::Ok) {
+                        return kill(runner_pid);
+                    }
+                }
+            }
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn pid_of(needle: &str) -> u32 {
+    let found = processes_mentioning(needle);
+    assert!(!found.is_empty(), "no process mentions {needle}");
+    found[0].split(':').next().unwrap().parse().unwrap()
+}
+
+fn run_and_kill(tag: &str, victim: impl Fn(&FaultSetup, u32) -> String) -> (ResultsFile, String) {
+    let setup = fault_setup_with_buses(tag, &["fault-ok"], SCENARIOS, &["dbus-daemon"]);
+    let child = setup
+        .command(&[
+            "run",
+            "--profile",
+            "smoke",
+            "--quiet",
+            "--out",
+            setup.out().to_str().unwrap(),
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let runner_pid = child.id();
+    after_first_bus_cell(&setup, runner_pid, |pid| {
+        let target = pid_of(&victim(&setup, pid));
+        // SAFETY: killing a process of this test's own run.
+        unsafe { libc_kill(target as i32, 9) };
+    });
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "cells after the kill must fail:\n{}",
+        text(&o)
+    );
+    let r = validate(&results_file(&setup.out()));
+    assert!(r.run.complete, "the run must go on to the end");
+    assert_eq!(r.cells.len(), SCENARIOS.len());
+    let tag = format!("-{runner_pid}-");
+    let left: Vec<_> = processes_mentioning("dbus-matrix-")
+        .into_iter()
+        .filter(|p| p.contains(&tag))
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+    assert!(
+        processes_mentioning(&setup.bin("fault-ok")).is_empty(),
+        "the server outlived the run"
+    );
+    (r, text(&o))
+}
+
+fn check_cells(r: &ResultsFile, reason_part: &str) {
+    let ok = r.cells.iter().filter(|c| c.status == CellStatus::Ok).count();
+    let failed: Vec<_> = r.cells.iter().filter(|c| c.status == CellStatus::Failed).collect();
+    assert!(ok >= 1, "the first cell finished before the kill");
+    assert!(!failed.is_empty(), "no cell noticed the kill");
+    for c in &failed {
+        let reason = c.reason.as_deref().unwrap_or("");
+        assert!(reason.contains(reason_part), "{}: {reason}", c.scenario);
+    }
+}
+
+#[test]
+fn a_bus_daemon_killed_mid_run_fails_the_remaining_cells() {
+    let (r, _) = run_and_kill("kill-bus", |_, runner| format!("dbus-matrix-dbus-daemon-{runner}-"));
+    check_cells(&r, "bus daemon died");
+}
+
+#[test]
+fn a_server_killed_mid_run_fails_the_remaining_cells() {
+    let (r, _) = run_and_kill("kill-server", |s, _| format!("{} serve", s.bin("fault-ok")));
+    check_cells(&r, "server died");
+}
+
+extern "C" {
+    #[link_name = "kill"]
+    fn libc_kill(pid: i32, sig: i32) -> i32;
+}
