@@ -20,6 +20,14 @@ pub struct RawConnection {
 const BUS_NAME: &str = "org.freedesktop.DBus";
 const BUS_PATH: &str = "/org/freedesktop/DBus";
 
+/// Adds the SIGNATURE header field a body of `args` needs (none when empty).
+fn push_signature(fields: &mut Vec<(u8, Value)>, args: &[Value]) {
+    let sig: String = args.iter().map(Value::signature).collect();
+    if !sig.is_empty() {
+        fields.push((wire::FIELD_SIGNATURE, Value::Signature(sig)));
+    }
+}
+
 impl RawConnection {
     /// Connects and authenticates (SASL EXTERNAL with our uid).
     pub fn connect(socket: &Path, timeout: Duration) -> Result<RawConnection> {
@@ -57,10 +65,7 @@ impl RawConnection {
             (wire::FIELD_MEMBER, Value::Str(member.into())),
             (wire::FIELD_DESTINATION, Value::Str(dest.into())),
         ];
-        let sig: String = args.iter().map(Value::signature).collect();
-        if !sig.is_empty() {
-            fields.push((wire::FIELD_SIGNATURE, Value::Signature(sig)));
-        }
+        push_signature(&mut fields, args);
         self.send(&wire::encode_message(
             wire::MESSAGE_METHOD_CALL,
             0,
@@ -107,10 +112,7 @@ impl RawConnection {
         if let Some(sender) = call.header.field_str(wire::FIELD_SENDER) {
             fields.push((wire::FIELD_DESTINATION, Value::Str(sender.into())));
         }
-        let sig: String = args.iter().map(Value::signature).collect();
-        if !sig.is_empty() {
-            fields.push((wire::FIELD_SIGNATURE, Value::Signature(sig)));
-        }
+        push_signature(&mut fields, args);
         self.send(&wire::encode_message(
             wire::MESSAGE_METHOD_RETURN,
             0,

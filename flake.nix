@@ -1,0 +1,51 @@
+{
+  description = "dbus-matrix: a reproducible benchmark matrix for Rust D-Bus libraries";
+
+  inputs = {
+    # The toolchain is this nixpkgs' Rust. nixos-26.05 ships a Rust newer than
+    # the 1.89 the workspace needs (rust-version in benches/Cargo.toml; zbus 6
+    # requires 1.89); nix/workspace.nix checks it when evaluating.
+    nixpkgs.url = "github:NixOS/nixpkgs/nixos-26.05";
+    crane.url = "github:ipetkov/crane";
+  };
+
+  outputs = { self, nixpkgs, crane }:
+    let
+      util = import ./nix/util.nix;
+      matrix = import ./nix/matrix.nix;
+      systems = [ "x86_64-linux" "aarch64-linux" ];
+
+      # What the results record as run.revision: the commit of a clean
+      # checkout, dirtyRev (newer Nix) for a modified one, else "dirty".
+      revision = self.rev or self.dirtyRev or "dirty";
+
+      forSystem = system:
+        let
+          pkgs = nixpkgs.legacyPackages.${system};
+          craneLib = crane.mkLib pkgs;
+          workspace = import ./nix/workspace.nix { inherit pkgs craneLib util; };
+          buses = import ./nix/buses.nix { inherit pkgs matrix util; };
+          adapters = import ./nix/adapters.nix { inherit craneLib workspace matrix; };
+          runner = import ./nix/runner.nix { inherit pkgs craneLib workspace matrix adapters buses revision util; };
+          vmTests = import ./vm-tests { inherit pkgs matrix buses runner revision util; };
+          apps = import ./nix/apps.nix { inherit pkgs runner vmTests; };
+        in
+        {
+          packages = adapters // { inherit (runner) dbus-matrix default; };
+          checks = import ./nix/checks.nix { inherit pkgs craneLib workspace buses vmTests; appScripts = apps.scripts; };
+          inherit (apps) apps;
+          devShells.default = import ./nix/devshell.nix { inherit pkgs; };
+          formatter = pkgs.nixpkgs-fmt;
+        };
+
+      bySystem = util.forSystems systems forSystem;
+      output = name: builtins.mapAttrs (_: outputs: outputs.${name}) bySystem;
+    in
+    {
+      packages = output "packages";
+      checks = output "checks";
+      apps = output "apps";
+      devShells = output "devShells";
+      formatter = output "formatter";
+    };
+}

@@ -1,0 +1,70 @@
+# `nix run` entry points. Benchmarks are run here, as programs on the user's
+# machine, never as derivations: a timing must not be a cached build result.
+# `scripts` are also checks, so `nix flake check` builds (and shellchecks) them.
+{ pkgs, runner, vmTests }:
+let
+  # `nix run`: the quick profile on this machine with the pinned adapters and
+  # daemons; results in ./results. Extra arguments go to `dbus-matrix run`.
+  quick = pkgs.writeShellApplication {
+    name = "dbus-matrix-quick";
+    text = ''
+      exec ${runner.default}/bin/dbus-matrix run --profile quick --out ./results "$@"
+    '';
+  };
+
+  busIds = builtins.attrNames vmTests.bench;
+  driverCases = builtins.concatStringsSep "\n" (map
+    (name: "    ${name}) echo ${vmTests.bench.${name}.driver}/bin/nixos-test-driver ;;")
+    busIds);
+
+  # `nix run .#vm-bench [-- vm-dbus-daemon ...]`: the full profile inside the
+  # NixOS VM of each bus (default: all), run by the VM test driver outside the
+  # sandbox (needs KVM); results copied to ./results/<test>/.
+  vmBench = pkgs.writeShellApplication {
+    name = "dbus-matrix-vm-bench";
+    runtimeInputs = [ pkgs.coreutils ];
+    passthru.tests = vmTests.bench;
+    text = ''
+      driver_for() {
+        case "$1" in
+      ${driverCases}
+          *) echo "unknown VM test '$1'; known: ${toString busIds}" >&2; return 1 ;;
+        esac
+      }
+      if [ "$#" -eq 0 ]; then
+        set -- ${toString busIds}
+      fi
+      for test in "$@"; do
+        driver=$(driver_for "$test")
+        work=$(mktemp -d)
+        echo "==> $test (profile full): $driver" >&2
+        "$driver" -o "$work"
+        mkdir -p "results/$test"
+        cp -r "$work/dbus-matrix-results/." "results/$test/"
+        rm -rf "$work"
+        echo "==> $test: results in results/$test/" >&2
+      done
+    '';
+  };
+in
+{
+  scripts = {
+    default = quick;
+    vm-bench = vmBench;
+  };
+
+  apps.default = {
+    type = "app";
+    program = "${quick}/bin/dbus-matrix-quick";
+  };
+  # The wrapped runner itself, for its other commands:
+  # `nix run .#dbus-matrix -- compare OLD.json NEW.json`.
+  apps.dbus-matrix = {
+    type = "app";
+    program = "${runner.default}/bin/dbus-matrix";
+  };
+  apps.vm-bench = {
+    type = "app";
+    program = "${vmBench}/bin/dbus-matrix-vm-bench";
+  };
+}

@@ -1,0 +1,54 @@
+# The bus daemons: which nixpkgs package each bus of matrix.toml comes from
+# (its `nix` attribute), the variables that pin them for the runner, and the
+# system-bus policy the NixOS VM tests install.
+{ pkgs, matrix, util }:
+let
+  busById = util.mapToAttrs (bus: bus.id) (bus: bus) matrix.buses;
+  package = id: pkgs.${busById.${id}.nix};
+
+  # Same values as LIMITS in benches/bus/src/config.rs (the private buses), so
+  # the system bus in the VM runs the matrix under the same limits; above
+  # all max_match_rules_per_connection, 512 by default on a system bus and
+  # 10000 in signal/nonmatching-rules/10000. dbus-daemon applies <limit> from
+  # system.d files; dbus-broker has its own accounting and ignores them.
+  limits = [
+    [ "max_incoming_bytes" 1000000000 ]
+    [ "max_outgoing_bytes" 1000000000 ]
+    [ "max_message_size" 134217728 ]
+    [ "max_completed_connections" 2048 ]
+    [ "max_connections_per_user" 2048 ]
+    [ "max_match_rules_per_connection" 20000 ]
+    [ "max_replies_per_connection" 50000 ]
+    [ "max_names_per_connection" 64 ]
+    [ "reply_timeout" 30000 ]
+  ];
+  limitLines = builtins.concatStringsSep "\n" (map
+    (l: "  <limit name=\"${builtins.elemAt l 0}\">${toString (builtins.elemAt l 1)}</limit>")
+    limits);
+in
+{
+  inherit package;
+
+  # The runner takes each daemon from these (else from PATH); the wrapped
+  # runner and the cargo-nextest check set them to the pinned packages.
+  daemonEnv = {
+    DBUS_MATRIX_DBUS_DAEMON = "${package "dbus-daemon"}/bin/dbus-daemon";
+    DBUS_MATRIX_DBUS_BROKER_LAUNCH = "${package "dbus-broker"}/bin/dbus-broker-launch";
+    DBUS_MATRIX_BUSD = "${package "busd"}/bin/busd";
+  };
+
+  # For services.dbus.packages: lets every local user own and call the
+  # benchmark services (io.killing.spark.Bench.<adapter>) on the system bus.
+  systemPolicy = pkgs.writeTextDir "share/dbus-1/system.d/dbus-matrix.conf" ''
+    <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+     "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+    <!-- dbus-matrix: the benchmark services on the system bus (NixOS VM tests). -->
+    <busconfig>
+      <policy context="default">
+        <allow own_prefix="io.killing.spark"/>
+        <allow send_destination_prefix="io.killing.spark"/>
+      </policy>
+    ${limitLines}
+    </busconfig>
+  '';
+}

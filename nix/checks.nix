@@ -1,0 +1,60 @@
+# `nix flake check`: the Rust checks (rustfmt, clippy with warnings denied,
+# nextest), the Nix lints (deadnix, nixpkgs-fmt), the NixOS VM tests and the
+# apps' scripts (built, so shellchecked).
+{ pkgs, craneLib, workspace, buses, vmTests, appScripts }:
+let
+  inherit (workspace) commonArgs cargoArtifacts;
+
+  # The release build of the whole workspace: the runner's integration tests
+  # drive the real adapter binaries next to target/release/dbus-matrix.
+  workspaceBuild = craneLib.cargoBuild (commonArgs // {
+    inherit cargoArtifacts;
+    cargoExtraArgs = "--locked --workspace";
+  });
+
+  # Every .nix file of the repository (nothing else), for the Nix lints.
+  root = toString ../.;
+  nixFiles = builtins.path {
+    name = "dbus-matrix-nix-files";
+    path = ../.;
+    filter = path: type:
+      let
+        rel = builtins.substring (builtins.stringLength root + 1) (builtins.stringLength (toString path)) (toString path);
+        base = baseNameOf (toString path);
+      in
+      if type == "directory"
+      then !(builtins.elem rel [ ".git" "benches/target" "results" ])
+      else builtins.match ".*\\.nix" base != null;
+  };
+  nixLint = name: command: pkgs.runCommand "dbus-matrix-${name}" { nativeBuildInputs = [ pkgs.${name} ]; } ''
+    ${command} ${nixFiles}
+    touch $out
+  '';
+in
+{
+  cargo-fmt = craneLib.cargoFmt commonArgs;
+
+  cargo-clippy = craneLib.cargoClippy (commonArgs // {
+    inherit cargoArtifacts;
+    cargoExtraArgs = "--locked --workspace";
+    cargoClippyExtraArgs = "--all-targets -- --deny warnings";
+  });
+
+  # The tests start private buses: the pinned daemons, as in the wrapper.
+  cargo-nextest = craneLib.cargoNextest (commonArgs // buses.daemonEnv // {
+    cargoArtifacts = workspaceBuild;
+    cargoExtraArgs = "--locked --workspace";
+    cargoNextestExtraArgs = "--no-fail-fast";
+    nativeBuildInputs = commonArgs.nativeBuildInputs ++ [
+      (buses.package "dbus-daemon")
+      (buses.package "dbus-broker")
+      (buses.package "busd")
+    ];
+  });
+
+  deadnix = nixLint "deadnix" "deadnix --fail";
+  nixpkgs-fmt = nixLint "nixpkgs-fmt" "nixpkgs-fmt --check";
+
+  app-default = appScripts.default;
+  app-vm-bench = appScripts.vm-bench;
+} // vmTests.checks

@@ -1,0 +1,22 @@
+# matrix.toml, the single source of truth, as Nix data. The rest of nix/ and
+# vm-tests/ take adapters and buses from here and never list them by hand.
+let
+  matrix = builtins.fromTOML (builtins.readFile ../matrix.toml);
+in
+assert matrix.schema == 1;
+{
+  # [[adapter]]: id (attribute name of the package), package (Cargo package
+  # and binary name), path, library, baseline.
+  adapters = matrix.adapter;
+
+  # [[bus]]: id, nix (attribute of nixpkgs with the daemon), and for the
+  # system-bus implementations NixOS can run, nixos_implementation
+  # (the value of services.dbus.implementation).
+  buses = matrix.bus;
+  nixosBuses = builtins.filter (bus: bus ? nixos_implementation) matrix.bus;
+
+  profiles = matrix.profile;
+
+  # The file itself, copied to the store, for the wrapped runner.
+  file = builtins.path { path = ../matrix.toml; name = "matrix.toml"; };
+}

@@ -1,0 +1,41 @@
+# The runner: `dbus-matrix` (the plain binary) and `default`, the same binary
+# wrapped so that it uses only what this flake pins: its adapters, its bus
+# daemons and its matrix.toml, and records the flake's revision.
+{ pkgs, craneLib, workspace, matrix, adapters, buses, revision, util }:
+let
+  dbus-matrix = craneLib.buildPackage (workspace.commonArgs // {
+    inherit (workspace) cargoArtifacts;
+    pname = "dbus-matrix";
+    cargoExtraArgs = "--locked -p dbus-matrix";
+    doCheck = false;
+    meta.mainProgram = "dbus-matrix";
+  });
+
+  # Every adapter binary of matrix.toml in one bin/.
+  adapterBins = pkgs.symlinkJoin {
+    name = "dbus-matrix-adapters-${workspace.version}";
+    paths = builtins.attrValues adapters;
+  };
+
+  env = buses.daemonEnv // {
+    DBUS_MATRIX_BIN_DIR = "${adapterBins}/bin";
+    DBUS_MATRIX_MATRIX = "${matrix.file}";
+    DBUS_MATRIX_REVISION = revision;
+  };
+
+  setFlags = map (name: "--set ${name} ${util.escapeShellArg env.${name}}") (builtins.attrNames env);
+
+  default = pkgs.runCommand "dbus-matrix-wrapped-${workspace.version}"
+    {
+      nativeBuildInputs = [ pkgs.makeWrapper ];
+      passthru = { inherit env adapterBins; unwrapped = dbus-matrix; };
+      meta.mainProgram = "dbus-matrix";
+    }
+    ''
+      makeWrapper ${dbus-matrix}/bin/dbus-matrix $out/bin/dbus-matrix \
+        ${builtins.concatStringsSep " \\\n    " setFlags}
+    '';
+in
+{
+  inherit dbus-matrix default;
+}

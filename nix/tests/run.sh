@@ -1,0 +1,184 @@
+#!/usr/bin/env bash
+# Offline checks of the flake: what can be checked with no network, no binary
+# cache and no KVM. Nothing is built or booted: the flake is only evaluated,
+# against small stub flakes of nixpkgs and crane (nix/tests/stub-*), which
+# record the arguments of every builder so that nix/tests/wiring.nix can check
+# them. docs/nix.md says what this does and does not cover.
+#
+# Installs nothing. Needs on PATH (and says so, and stops, when one is missing):
+#   nix, nix-instantiate  Nix >= 2.8 (Debian: apt-get install nix-bin)
+#   deadnix, nixpkgs-fmt  cargo install --locked deadnix nixpkgs-fmt
+#   git, python3, tar
+# Run as root: Nix then uses its local store directly (/nix/store is created
+# on first use; Debian's nix-bin has /nix/var/nix). No nix-daemon, no
+# sandbox, no nix.conf change is needed, since nothing is built. Flakes and
+# `nix` commands are enabled per command (--extra-experimental-features), and
+# substituters are off, so nothing is ever downloaded.
+#
+# Usage: bash nix/tests/run.sh   (from anywhere; exits non-zero if a check fails)
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+
+missing=0
+need() {
+  if ! command -v "$1" >/dev/null 2>&1; then
+    echo "nix/tests/run.sh: '$1' is not on PATH: $2" >&2
+    missing=1
+  fi
+}
+need nix "install Nix >= 2.8 (Debian: apt-get install nix-bin)"
+need nix-instantiate "install Nix >= 2.8 (Debian: apt-get install nix-bin)"
+need deadnix "cargo install --locked deadnix (and put ~/.cargo/bin on PATH)"
+need nixpkgs-fmt "cargo install --locked nixpkgs-fmt (and put ~/.cargo/bin on PATH)"
+need git "apt-get install git"
+need python3 "apt-get install python3"
+need tar "apt-get install tar"
+[ "$missing" -eq 0 ] || exit 127
+
+nix_cmd=(nix --extra-experimental-features 'nix-command flakes' --option substituters '')
+stub_inputs=(
+  --override-input nixpkgs "path:$PWD/nix/tests/stub-nixpkgs"
+  --override-input crane "path:$PWD/nix/tests/stub-crane"
+)
+wiring_expr='import ./nix/tests/wiring.nix { }'
+
+# Our .nix files: tracked ones and new ones not ignored (benches/target is).
+mapfile -t nix_files < <(git ls-files --cached --others --exclude-standard -- '*.nix')
+
+passed=0
+failed=0
+failures=()
+step() {
+  local name=$1 start end status ms
+  shift
+  printf '\n==> %s\n' "$name"
+  start=$(date +%s%N)
+  "$@"
+  status=$?
+  end=$(date +%s%N)
+  ms=$(((end - start) / 1000000))
+  if [ "$status" -eq 0 ]; then
+    passed=$((passed + 1))
+    printf -- '--- pass: %s (%d.%03d s)\n' "$name" $((ms / 1000)) $((ms % 1000))
+  else
+    failed=$((failed + 1))
+    failures+=("$name")
+    printf -- '--- FAIL: %s (%d.%03d s)\n' "$name" $((ms / 1000)) $((ms % 1000))
+  fi
+}
+
+parse_all() {
+  local f bad=0
+  for f in "${nix_files[@]}"; do
+    nix-instantiate --parse "$f" >/dev/null || { echo "parse error: $f"; bad=1; }
+  done
+  echo "${#nix_files[@]} files"
+  return "$bad"
+}
+
+# A flake in a git repository sees only files git tracks: an untracked file
+# under the flake's paths would silently be left out of the evaluation.
+flake_files_tracked() {
+  local untracked
+  untracked=$(git ls-files --others --exclude-standard -- flake.nix flake.lock nix vm-tests)
+  if [ -n "$untracked" ]; then
+    echo "untracked files the flake would not see (git add them):"
+    echo "$untracked"
+    return 1
+  fi
+}
+
+# The hand-written flake.lock fits flake.nix: with --no-update-lock-file Nix
+# must not want to re-lock (which would need the network, which is off).
+lock_matches_flake() {
+  "${nix_cmd[@]}" flake metadata --offline --no-update-lock-file .
+}
+
+flake_check() {
+  "${nix_cmd[@]}" flake check --no-build --no-write-lock-file --offline "${stub_inputs[@]}" .
+}
+
+wiring() {
+  local dir=${1:-.} out
+  out=$(cd "$dir" && nix-instantiate --eval --strict --json -E "$wiring_expr") || return 1
+  python3 -c 'import json, sys; names = json.loads(sys.argv[1]); print("\n".join("  ok " + n for n in names)); print(f"wiring: {len(names)} passed, 0 failed")' "$out"
+}
+
+# A copy of the working tree (tracked and new files that exist), for mutants.
+copy_tree() {
+  local dest=$1 f
+  git ls-files --cached --others --exclude-standard -z |
+    while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done |
+    tar --null -T - -cf - | tar -xf - -C "$dest"
+}
+
+# The unmutated copy passes: the mutants below fail because of their
+# mutation, not because of the copying.
+copy_passes() {
+  local tmp
+  tmp=$(mktemp -d)
+  copy_tree "$tmp"
+  wiring "$tmp" >/dev/null
+  local status=$?
+  rm -rf "$tmp"
+  [ "$status" -eq 0 ] && echo "the copy passes the wiring test"
+  return "$status"
+}
+
+# mutant FILE SED-EXPRESSION: a copy with FILE edited must fail the wiring
+# test, with the wiring test's own message (not some other evaluation error).
+mutant() {
+  local file=$1 expr=$2 tmp err status
+  tmp=$(mktemp -d)
+  copy_tree "$tmp"
+  sed -i -e "$expr" "$tmp/$file"
+  if cmp -s "$file" "$tmp/$file"; then
+    echo "the mutation did not apply to $file: update it to match the code"
+    rm -rf "$tmp"
+    return 1
+  fi
+  diff -u "$file" "$tmp/$file" | sed -n 's/^[-+][^-+]/  &/p'
+  err=$( (cd "$tmp" && nix-instantiate --eval --strict --json -E "$wiring_expr") 2>&1 >/dev/null)
+  status=$?
+  rm -rf "$tmp"
+  if [ "$status" -eq 0 ]; then
+    echo "the wiring test PASSED on this mutant: it cannot see this defect"
+    return 1
+  fi
+  if ! grep -q "checks failed:" <<<"$err"; then
+    echo "the wiring test failed, but not with its own message:"
+    echo "$err"
+    return 1
+  fi
+  echo "the wiring test fails as intended:"
+  grep -A20 "checks failed:" <<<"$err" | sed 's/^/  /'
+}
+
+step "nix-instantiate --parse on every .nix file" parse_all
+step "flake sources are tracked by git" flake_files_tracked
+step "flake.lock matches flake.nix (nix flake metadata --no-update-lock-file --offline)" lock_matches_flake
+step "nix flake check --no-build against the stubs" flake_check
+step "wiring tests (nix/tests/wiring.nix)" wiring
+step "wiring test on an unmutated copy" copy_passes
+step "mutant: an adapter of matrix.toml missing from the flake's packages" \
+  mutant nix/adapters.nix 's/(map adapterAttr matrix.adapters)/(map adapterAttr (builtins.tail matrix.adapters))/'
+step "mutant: adapters built without -p <package>" \
+  mutant nix/adapters.nix 's/cargoExtraArgs = "--locked -p ${adapter.package}";/cargoExtraArgs = "--locked --workspace";/'
+step "mutant: the wrapper does not pin busd" \
+  mutant nix/buses.nix '/DBUS_MATRIX_BUSD = /d'
+step "mutant: every VM test on services.dbus.implementation = \"dbus\"" \
+  mutant vm-tests/default.nix 's/services.dbus.implementation = bus.nixos_implementation;/services.dbus.implementation = "dbus";/'
+step "mutant: nix run uses the smoke profile" \
+  mutant nix/apps.nix 's/run --profile quick/run --profile smoke/'
+step "mutant: flake.lock pins another nixpkgs revision" \
+  mutant flake.lock 's/531670d871c0e29724a02f3cbcac170adc65b58c/531670d871c0e29724a02f3cbcac170adc65b58d/'
+step "VM test script against a fake machine (nix/tests/vm_script_test.py)" python3 nix/tests/vm_script_test.py
+step "deadnix --fail" deadnix --fail "${nix_files[@]}"
+step "nixpkgs-fmt --check" nixpkgs-fmt --check "${nix_files[@]}"
+
+echo
+if [ "$failed" -gt 0 ]; then
+  printf 'failed: %s\n' "${failures[@]}"
+fi
+echo "nix checks: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,245 @@
+# Wiring tests: the flake's outputs, evaluated against the stubs (through
+# with-stubs.nix), checked against matrix.toml read here, independently of
+# nix/matrix.nix. Evaluates to the names of the passed checks; throws with
+# every failed one:
+#   nix-instantiate --eval --strict --json -E 'import ./nix/tests/wiring.nix { }'
+{ root ? ../.. }:
+let
+  inherit (builtins) all any attrNames concatLists elem elemAt filter genList length stringLength substring;
+
+  rev = "0123456789abcdef0123456789abcdef01234567";
+  flake = import ./with-stubs.nix { inherit root rev; };
+  matrix = builtins.fromTOML (builtins.readFile (root + "/matrix.toml"));
+  nixosBuses = filter (bus: bus ? nixos_implementation) matrix.bus;
+  systems = [ "x86_64-linux" "aarch64-linux" ];
+
+  # Conditions are lists, checked in order and only until one is false.
+  allOf = all (x: x);
+  words = s: filter (w: builtins.isString w && w != "") (builtins.split "[ \t\n]+" s);
+  adjacent = xs: a: b: any (i: elemAt xs i == a && elemAt xs (i + 1) == b) (genList (i: i) (length xs - 1));
+  # cargo arguments that select exactly this package (among others).
+  selectsPackage = cargoArgs: package:
+    let ws = words cargoArgs; in
+    adjacent ws "-p" package || adjacent ws "--package" package || elem "--package=${package}" ws;
+  hasInfix = needle: haystack:
+    let n = stringLength needle; in
+    n <= stringLength haystack && any (i: substring i n haystack == needle) (genList (i: i) (stringLength haystack - n + 1));
+  sameSet = xs: ys: all (x: elem x ys) xs && all (y: elem y xs) ys;
+  outPaths = map (d: d.outPath);
+  escapeShellArg = s: "'" + builtins.replaceStrings [ "'" ] [ "'\\''" ] s + "'";
+  # Whether evaluating expr throws (tryEval catches throw and assert only:
+  # any other error stops the whole test, which fails it too).
+  throws = expr: !(builtins.tryEval (builtins.deepSeq expr expr)).success;
+
+  check = name: ok: { inherit name ok; };
+
+  perSystem = system:
+    let
+      pkgs = flake.nixpkgs.legacyPackages.${system};
+      packages = flake.packages.${system};
+      checks = flake.checks.${system};
+      apps = flake.apps.${system};
+      inherit (packages) default;
+      deps = packages.${(builtins.head matrix.adapter).id}.stubArgs.cargoArtifacts;
+      c = name: check "${system}: ${name}";
+
+      adapterChecks = map
+        (a:
+          let p = packages.${a.id} or null; in
+          c "adapter ${a.id} is a package built with -p ${a.package} on the shared deps" (allOf [
+            (p != null)
+            (p.stubKind == "crane.buildPackage")
+            (selectsPackage (p.stubArgs.cargoExtraArgs or "") a.package)
+            (p.stubArgs.pname == a.package)
+            (p.stubArgs.doCheck == false)
+            (p.stubArgs.cargoArtifacts.outPath == deps.outPath)
+          ]))
+        matrix.adapter;
+
+      packageChecks = [
+        (c "packages are exactly the adapters, dbus-matrix and default"
+          (sameSet (attrNames packages) (map (a: a.id) matrix.adapter ++ [ "dbus-matrix" "default" ])))
+        (c "the shared deps are one buildDepsOnly of the whole workspace" (allOf [
+          (deps.stubKind == "crane.buildDepsOnly")
+          (elem "--workspace" (words deps.stubArgs.cargoExtraArgs))
+        ]))
+        (c "the builds see the workspace at source/benches with its Cargo.lock" (allOf [
+          (deps.stubArgs.sourceRoot == "source/benches")
+          (baseNameOf deps.stubArgs.cargoLock == "Cargo.lock")
+        ]))
+        (c "the builds have pkg-config and dbus's dev output (dbus-0.9 adapter)" (allOf [
+          (elem pkgs.pkg-config.outPath (outPaths deps.stubArgs.nativeBuildInputs))
+          (elem pkgs.dbus.dev.outPath (outPaths deps.stubArgs.buildInputs))
+        ]))
+        (c "dbus-matrix is built with -p dbus-matrix on the shared deps" (allOf [
+          (packages.dbus-matrix.stubKind == "crane.buildPackage")
+          (selectsPackage packages.dbus-matrix.stubArgs.cargoExtraArgs "dbus-matrix")
+          (packages.dbus-matrix.stubArgs.cargoArtifacts.outPath == deps.outPath)
+        ]))
+      ];
+
+      # The wrapped runner: what it sets, and that the wrapper command sets it.
+      wrapperChecks =
+        let
+          inherit (default) env;
+          command = default.stubArgs.buildCommand;
+          expected = {
+            DBUS_MATRIX_DBUS_DAEMON = "${pkgs.dbus}/bin/dbus-daemon";
+            DBUS_MATRIX_DBUS_BROKER_LAUNCH = "${pkgs.dbus-broker}/bin/dbus-broker-launch";
+            DBUS_MATRIX_BUSD = "${pkgs.busd}/bin/busd";
+            DBUS_MATRIX_BIN_DIR = "${default.adapterBins}/bin";
+            # builtins.path is content-addressed: same store path, same content.
+            DBUS_MATRIX_MATRIX = "${builtins.path { path = root + "/matrix.toml"; name = "matrix.toml"; }}";
+            DBUS_MATRIX_REVISION = rev;
+          };
+        in
+        map
+          (name: c "default sets ${name} to ${expected.${name}}" (allOf [
+            ((env.${name} or null) == expected.${name})
+            (hasInfix "--set ${name} ${escapeShellArg expected.${name}}" command)
+          ]))
+          (attrNames expected)
+        ++ [
+          (c "default wraps dbus-matrix"
+            (hasInfix "makeWrapper ${packages.dbus-matrix}/bin/dbus-matrix $out/bin/dbus-matrix" command))
+          (c "default's bin dir joins exactly the adapter packages"
+            (sameSet (outPaths default.adapterBins.stubArgs.paths) (map (a: packages.${a.id}.outPath) matrix.adapter)))
+        ];
+
+      # Apps: their scripts are checks too, which is how the test reaches them.
+      appChecks = [
+        (c "apps.default runs the wrapped runner: run --profile quick --out ./results" (allOf [
+          (apps.default.type == "app")
+          (apps.default.program == "${checks.app-default}/bin/dbus-matrix-quick")
+          (hasInfix "exec ${default}/bin/dbus-matrix run --profile quick --out ./results" checks.app-default.stubArgs.text)
+        ]))
+        (c "apps.dbus-matrix is the wrapped runner" (allOf [
+          (apps.dbus-matrix.type == "app")
+          (apps.dbus-matrix.program == "${default}/bin/dbus-matrix")
+        ]))
+        (c "apps.vm-bench runs the driver of a full-profile VM test per bus with nixos_implementation" (allOf [
+          (apps.vm-bench.type == "app")
+          (apps.vm-bench.program == "${checks.app-vm-bench}/bin/dbus-matrix-vm-bench")
+          (sameSet (attrNames checks.app-vm-bench.tests) (map (b: "vm-${b.id}") nixosBuses))
+          (all
+            (bus:
+              let t = checks.app-vm-bench.tests."vm-${bus.id}"; in
+              allOf [
+                (t.dbusMatrix.profile == "full")
+                (t.stubArgs.nodes.machine.services.dbus.implementation == bus.nixos_implementation)
+                (hasInfix "${t.driver}/bin/nixos-test-driver" checks.app-vm-bench.stubArgs.text)
+              ])
+            nixosBuses)
+        ]))
+      ];
+
+      vmChecks = map
+        (bus:
+          let
+            t = checks."vm-${bus.id}" or null;
+            machine = t.stubArgs.nodes.machine;
+            policy = builtins.head machine.services.dbus.packages;
+          in
+          c "VM test vm-${bus.id}: services.dbus.implementation = ${bus.nixos_implementation}, policy, smoke profile, fixed size" (allOf [
+            (t != null)
+            (t.stubKind == "testers.runNixOSTest")
+            (machine.services.dbus.implementation == bus.nixos_implementation)
+            (policy.stubArgs.path == "share/dbus-1/system.d/dbus-matrix.conf")
+            (hasInfix "<allow own_prefix=\"io.killing.spark\"/>" policy.stubArgs.text)
+            (hasInfix "<allow send_destination_prefix=\"io.killing.spark\"/>" policy.stubArgs.text)
+            (builtins.isInt machine.virtualisation.cores)
+            (builtins.isInt machine.virtualisation.memorySize)
+            (elem default.outPath (outPaths machine.environment.systemPackages))
+            (t.dbusMatrix.profile == "smoke")
+            (t.dbusMatrix.revision == rev)
+            (t.dbusMatrix.implementation == bus.nixos_implementation)
+            (hasInfix "--system-bus" t.stubArgs.testScript)
+            (hasInfix "copy_from_vm" t.stubArgs.testScript)
+            (hasInfix "schema_version" t.stubArgs.testScript)
+          ]))
+        nixosBuses
+      ++ [
+        (c "one VM test check per bus with nixos_implementation, no other"
+          (sameSet (filter (n: substring 0 3 n == "vm-") (attrNames checks)) (map (b: "vm-${b.id}") nixosBuses)))
+      ];
+
+      otherChecks = [
+        (c "checks: cargo-fmt, cargo-clippy (deny warnings), cargo-nextest, deadnix, nixpkgs-fmt" (allOf [
+          (checks.cargo-fmt.stubKind == "crane.cargoFmt")
+          (checks.cargo-clippy.stubKind == "crane.cargoClippy")
+          (hasInfix "--deny warnings" checks.cargo-clippy.stubArgs.cargoClippyExtraArgs)
+          (checks.cargo-nextest.stubKind == "crane.cargoNextest")
+          (checks.cargo-nextest.stubArgs.DBUS_MATRIX_DBUS_DAEMON == "${pkgs.dbus}/bin/dbus-daemon")
+          (hasInfix "deadnix --fail" checks.deadnix.stubArgs.buildCommand)
+          (hasInfix "nixpkgs-fmt --check" checks.nixpkgs-fmt.stubArgs.buildCommand)
+        ]))
+        (c "devShells.default has the toolchain, daemons and tools"
+          (sameSet
+            (outPaths flake.devShells.${system}.default.stubArgs.packages)
+            (outPaths (map (n: pkgs.${n}) [
+              "rustc"
+              "cargo"
+              "clippy"
+              "rustfmt"
+              "pkg-config"
+              "dbus"
+              "dbus-broker"
+              "busd"
+              "valgrind"
+              "cargo-nextest"
+              "deadnix"
+              "nixpkgs-fmt"
+            ]))))
+        (c "formatter is nixpkgs-fmt" (flake.formatter.${system}.outPath == pkgs.nixpkgs-fmt.outPath))
+      ];
+    in
+    adapterChecks ++ packageChecks ++ wrapperChecks ++ appChecks ++ vmChecks ++ otherChecks;
+
+  # flake.lock: the pins of the issue, and the originals of flake.nix.
+  lock = builtins.fromJSON (builtins.readFile (root + "/flake.lock"));
+  pin = name: rev: narHash: lastModified:
+    let node = lock.nodes.${name}; in
+    check "flake.lock pins ${name} to ${rev}" (allOf [
+      (lock.nodes.root.inputs.${name} == name)
+      (node.locked.type == "github")
+      (node.locked.rev == rev)
+      (node.locked.narHash == narHash)
+      (node.locked.lastModified == lastModified)
+      (node.locked.owner == node.original.owner)
+      (node.locked.repo == node.original.repo)
+    ]);
+  original = name: url:
+    let o = lock.nodes.${name}.original; in
+    check "flake.lock's original of ${name} is flake.nix's ${url}" (allOf [
+      (flake.flakeInputs.${name}.url == url)
+      (url == "github:${o.owner}/${o.repo}" + (if o ? ref then "/${o.ref}" else ""))
+    ]);
+  revisionOf = args: (import ./with-stubs.nix ({ inherit root; } // args)).packages.x86_64-linux.default.env.DBUS_MATRIX_REVISION;
+  defaultWithRust = rustcVersion: (import ./with-stubs.nix { inherit root rev rustcVersion; }).packages.x86_64-linux.default.drvPath;
+
+  results =
+    concatLists (map perSystem systems)
+    ++ [
+      (check "flake.lock is version 7" (lock.version == 7))
+      (pin "nixpkgs" "531670d871c0e29724a02f3cbcac170adc65b58c" "sha256-ODZkEK9Gy50yg6h98u7KkitZ3oc/uuTFK00bh1CRdNA=" 1785734586)
+      (pin "crane" "b8d87f76ea4e4b6f30f2e6eaf3fbb60ff7d87167" "sha256-H++/2dMt+5+tErKU+t5z6c4Xedvj9w+UPQYrpygwIPw=" 1785631643)
+      (original "nixpkgs" "github:NixOS/nixpkgs/nixos-26.05")
+      (original "crane" "github:ipetkov/crane")
+      (check "outputs are for x86_64-linux and aarch64-linux" (allOf (map
+        (output: sameSet (attrNames flake.${output}) systems)
+        [ "packages" "checks" "apps" "devShells" "formatter" ])))
+      (check "Rust 1.88.0 stops evaluation, 1.89.0 does not (workspace rust-version)" (allOf [
+        (throws (defaultWithRust "1.88.0"))
+        (!(throws (defaultWithRust "1.89.0")))
+      ]))
+      (check "the revision is self.rev, else self.dirtyRev, else \"dirty\"" (allOf [
+        (revisionOf { inherit rev; } == rev)
+        (revisionOf { dirtyRev = "abc-dirty"; } == "abc-dirty")
+        (revisionOf { } == "dirty")
+      ]))
+    ];
+
+  failed = filter (r: !r.ok) results;
+in
+if failed == [ ] then map (r: r.name) results
+else throw "wiring: ${toString (length failed)} of ${toString (length results)} checks failed:\n  ${builtins.concatStringsSep "\n  " (map (r: r.name) failed)}"

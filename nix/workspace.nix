@@ -1,0 +1,43 @@
+# The Cargo workspace (benches/) as crane builds it: the toolchain check, the
+# arguments every build shares and the one dependency build they all reuse.
+{ pkgs, craneLib, util }:
+let
+  cargoToml = builtins.fromTOML (builtins.readFile ../benches/Cargo.toml);
+  runnerToml = builtins.fromTOML (builtins.readFile ../benches/runner/Cargo.toml);
+
+  # The toolchain is the pinned nixpkgs' Rust: crane.mkLib pkgs builds with
+  # pkgs.rustc, pkgs.cargo, pkgs.clippy and pkgs.rustfmt. The workspace needs
+  # Rust >= 1.89 (rust-version in benches/Cargo.toml: zbus 6 requires it);
+  # nixos-26.05 ships a newer one. Checked here, at evaluation time, so that
+  # an older pin fails with this message instead of deep inside a build.
+  minimumRust = cargoToml.workspace.package.rust-version;
+  toolchainOk = builtins.compareVersions pkgs.rustc.version minimumRust >= 0;
+
+  commonArgs = {
+    src = import ./source.nix { inherit craneLib util; };
+    sourceRoot = "source/benches";
+    cargoToml = ../benches/Cargo.toml;
+    cargoLock = ../benches/Cargo.lock;
+    pname = "dbus-matrix-workspace";
+    inherit (runnerToml.package) version;
+    strictDeps = true;
+    # The dbus-0.9 adapter links the system libdbus-1: libdbus-sys's build
+    # script asks pkg-config for dbus-1.pc (dbus's dev output). Needed by the
+    # shared dependency build too, since that is where libdbus-sys is built.
+    nativeBuildInputs = [ pkgs.pkg-config ];
+    buildInputs = [ pkgs.dbus.dev ];
+  };
+
+  workspace = {
+    inherit commonArgs;
+    inherit (commonArgs) version;
+
+    # Every dependency of the whole workspace, built once; each adapter, the
+    # runner and the checks start from it.
+    cargoArtifacts = craneLib.buildDepsOnly (commonArgs // {
+      cargoExtraArgs = "--locked --workspace";
+    });
+  };
+in
+if toolchainOk then workspace
+else throw "dbus-matrix: the pinned nixpkgs has Rust ${pkgs.rustc.version}; the workspace needs >= ${minimumRust} (benches/Cargo.toml rust-version)"
