@@ -13,9 +13,9 @@ let
     in
     builtins.elem rel [ "matrix.toml" "docs" "docs/results.schema.json" "benches" ]
     || (util.hasPrefix "benches/" rel
-      && rel != "benches/target"
-      && !(util.hasPrefix "benches/target/" rel)
-      && craneLib.filterCargoSources path type);
+    && rel != "benches/target"
+    && !(util.hasPrefix "benches/target/" rel)
+    && craneLib.filterCargoSources path type);
 in
 builtins.path {
   name = "source";
