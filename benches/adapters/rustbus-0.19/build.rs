@@ -1,0 +1,3 @@
+fn main() {
+    lockfile::emit_library_version("rustbus", "0.19.");
+}
