@@ -134,8 +134,12 @@ fn processes_in_group(pgid: u32) -> Vec<u32> {
 }
 
 fn private_dir(kind: BusKind) -> Result<PathBuf, BusError> {
+    // Never reuse a name within the process: a directory seen as removed
+    // must not come back as another bus's.
+    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
     let base = std::env::temp_dir();
-    for n in 0..1000u32 {
+    for _ in 0..1000 {
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let p = base.join(format!("dbus-matrix-{}-{}-{n}", kind.id(), std::process::id()));
         if DirBuilder::new().mode(0o700).create(&p).is_ok() {
             return Ok(p);
