@@ -38,10 +38,17 @@ let
         driver=$(driver_for "$test")
         work=$(mktemp -d)
         echo "==> $test (profile full): $driver" >&2
-        "$driver" -o "$work"
+        status=0
+        "$driver" -o "$work" || status=$?
         mkdir -p "results/$test"
-        cp -r "$work/dbus-matrix-results/." "results/$test/"
+        if [ -d "$work/dbus-matrix-results" ]; then
+          cp -r "$work/dbus-matrix-results/." "results/$test/"
+        fi
         rm -rf "$work"
+        if [ "$status" -ne 0 ]; then
+          echo "==> $test: the VM test failed (exit $status); what it produced is in results/$test/" >&2
+          exit "$status"
+        fi
         echo "==> $test: results in results/$test/" >&2
       done
     '';

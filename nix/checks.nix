@@ -32,7 +32,7 @@ let
   '';
 in
 {
-  cargo-fmt = craneLib.cargoFmt commonArgs;
+  cargo-fmt = craneLib.cargoFmt (commonArgs // { cargoExtraArgs = "--all"; });
 
   cargo-clippy = craneLib.cargoClippy (commonArgs // {
     inherit cargoArtifacts;

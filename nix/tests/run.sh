@@ -17,7 +17,7 @@
 #
 # Usage: bash nix/tests/run.sh   (from anywhere; exits non-zero if a check fails)
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 
 missing=0
 need() {
@@ -162,6 +162,7 @@ step "wiring tests (nix/tests/wiring.nix)" wiring
 step "wiring test on an unmutated copy" copy_passes
 step "mutant: an adapter of matrix.toml missing from the flake's packages" \
   mutant nix/adapters.nix 's/(map adapterAttr matrix.adapters)/(map adapterAttr (builtins.tail matrix.adapters))/'
+# shellcheck disable=SC2016 # ${adapter.package} is Nix, to be matched literally
 step "mutant: adapters built without -p <package>" \
   mutant nix/adapters.nix 's/cargoExtraArgs = "--locked -p ${adapter.package}";/cargoExtraArgs = "--locked --workspace";/'
 step "mutant: the wrapper does not pin busd" \

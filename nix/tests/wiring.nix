@@ -169,6 +169,7 @@ let
       otherChecks = [
         (c "checks: cargo-fmt, cargo-clippy (deny warnings), cargo-nextest, deadnix, nixpkgs-fmt" (allOf [
           (checks.cargo-fmt.stubKind == "crane.cargoFmt")
+          (elem "--all" (words checks.cargo-fmt.stubArgs.cargoExtraArgs))
           (checks.cargo-clippy.stubKind == "crane.cargoClippy")
           (hasInfix "--deny warnings" checks.cargo-clippy.stubArgs.cargoClippyExtraArgs)
           (checks.cargo-nextest.stubKind == "crane.cargoNextest")
