@@ -32,7 +32,7 @@
         in
         {
           packages = adapters // { inherit (runner) dbus-matrix default; };
-          checks = import ./nix/checks.nix { inherit pkgs craneLib workspace buses vmTests; appScripts = apps.scripts; };
+          checks = import ./nix/checks.nix { inherit pkgs craneLib workspace matrix buses vmTests; appScripts = apps.scripts; };
           inherit (apps) apps;
           devShells.default = import ./nix/devshell.nix { inherit pkgs; };
           formatter = pkgs.nixpkgs-fmt;

@@ -1,7 +1,7 @@
 # `nix flake check`: the Rust checks (rustfmt, clippy with warnings denied,
 # nextest), the Nix lints (deadnix, nixpkgs-fmt), the NixOS VM tests and the
 # apps' scripts (built, so shellchecked).
-{ pkgs, craneLib, workspace, buses, vmTests, appScripts }:
+{ pkgs, craneLib, workspace, matrix, buses, vmTests, appScripts }:
 let
   inherit (workspace) commonArgs cargoArtifacts;
 
@@ -45,6 +45,14 @@ in
     cargoArtifacts = workspaceBuild;
     cargoExtraArgs = "--locked --workspace";
     cargoNextestExtraArgs = "--no-fail-fast";
+    # The runner's tests read the repository's matrix.toml and
+    # docs/results.schema.json, two levels above their crate (runner/../..):
+    # here, next to the unpacked workspace.
+    postUnpack = ''
+      cp ${matrix.file} matrix.toml
+      mkdir -p docs
+      cp ${matrix.resultsSchema} docs/results.schema.json
+    '';
     nativeBuildInputs = commonArgs.nativeBuildInputs ++ [
       (buses.package "dbus-daemon")
       (buses.package "dbus-broker")

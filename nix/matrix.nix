@@ -17,6 +17,8 @@ assert matrix.schema == 1;
 
   profiles = matrix.profile;
 
-  # The file itself, copied to the store, for the wrapped runner.
+  # The file itself, copied to the store, for the wrapped runner and the tests.
   file = builtins.path { path = ../matrix.toml; name = "matrix.toml"; };
+  # The schema of the results files it produces, for the tests.
+  resultsSchema = builtins.path { path = ../docs/results.schema.json; name = "results.schema.json"; };
 }

@@ -1,24 +1,20 @@
-# The source every Cargo build sees: the workspace under benches/ (what crane's
-# filterCargoSources keeps: Rust and TOML files and Cargo.lock) plus the two
-# repository files its tests read, ../../matrix.toml and
-# docs/results.schema.json. Named "source", so that after unpacking the
-# workspace is at source/benches (crane's FAQ "workspace not at source root").
+# The source every Cargo build sees: the workspace, benches/, with what crane's
+# filterCargoSources keeps (Rust and TOML files, Cargo.lock) and without
+# target/. The workspace is the root of the source, as crane expects it (its
+# dependency build places Cargo.lock at the root of its dummy source).
 { craneLib, util }:
 let
-  root = toString ../.;
-  relative = path: builtins.substring (builtins.stringLength root + 1) (builtins.stringLength (toString path)) (toString path);
-  keep = path: type:
-    let
-      rel = relative path;
-    in
-    builtins.elem rel [ "matrix.toml" "docs" "docs/results.schema.json" "benches" ]
-    || (util.hasPrefix "benches/" rel
-    && rel != "benches/target"
-    && !(util.hasPrefix "benches/target/" rel)
-    && craneLib.filterCargoSources path type);
+  root = toString ../benches;
+  relative = path:
+    let s = toString path; in
+    builtins.substring (builtins.stringLength root + 1) (builtins.stringLength s) s;
 in
 builtins.path {
   name = "source";
-  path = ../.;
-  filter = keep;
+  path = ../benches;
+  filter = path: type:
+    let
+      rel = relative path;
+    in
+    rel != "target" && !(util.hasPrefix "target/" rel) && craneLib.filterCargoSources path type;
 }

@@ -15,9 +15,6 @@ let
 
   commonArgs = {
     src = import ./source.nix { inherit craneLib util; };
-    sourceRoot = "source/benches";
-    cargoToml = ../benches/Cargo.toml;
-    cargoLock = ../benches/Cargo.lock;
     pname = "dbus-matrix-workspace";
     inherit (runnerToml.package) version;
     strictDeps = true;

@@ -100,7 +100,7 @@ flake_check() {
 
 wiring() {
   local dir=${1:-.} out
-  out=$(cd "$dir" && nix-instantiate --eval --strict --json -E "$wiring_expr") || return 1
+  out=$(cd "$dir" && nix-instantiate --eval --strict --json --read-write-mode -E "$wiring_expr") || return 1
   python3 -c 'import json, sys; names = json.loads(sys.argv[1]); print("\n".join("  ok " + n for n in names)); print(f"wiring: {len(names)} passed, 0 failed")' "$out"
 }
 
@@ -138,7 +138,7 @@ mutant() {
     return 1
   fi
   diff -u "$file" "$tmp/$file" | sed -n 's/^[-+][^-+]/  &/p'
-  err=$( (cd "$tmp" && nix-instantiate --eval --strict --json -E "$wiring_expr") 2>&1 >/dev/null)
+  err=$( (cd "$tmp" && nix-instantiate --eval --strict --json --read-write-mode -E "$wiring_expr") 2>&1 >/dev/null)
   status=$?
   rm -rf "$tmp"
   if [ "$status" -eq 0 ]; then
@@ -181,5 +181,5 @@ echo
 if [ "$failed" -gt 0 ]; then
   printf 'failed: %s\n' "${failures[@]}"
 fi
-echo "nix checks: $passed passed, $failed failed"
+echo "nix: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -175,7 +175,7 @@ def main():
             mutate(r)
             expect(f"{test}: {what} is rejected", script, FakeMachine(daemon, 0, r), False)
 
-    print(f"vm test script: {passed} passed, {failed} failed")
+    print(f"vm-script: {passed} passed, {failed} failed")
     return 0 if failed == 0 else 1
 
 

@@ -2,7 +2,8 @@
 # with-stubs.nix), checked against matrix.toml read here, independently of
 # nix/matrix.nix. Evaluates to the names of the passed checks; throws with
 # every failed one:
-#   nix-instantiate --eval --strict --json -E 'import ./nix/tests/wiring.nix { }'
+#   nix-instantiate --eval --strict --json --read-write-mode -E 'import ./nix/tests/wiring.nix { }'
+# (read-write: it looks into the filtered source, which must be in the store)
 { root ? ../.. }:
 let
   inherit (builtins) all any attrNames concatLists elem elemAt filter genList length stringLength substring;
@@ -66,9 +67,10 @@ let
           (deps.stubKind == "crane.buildDepsOnly")
           (elem "--workspace" (words deps.stubArgs.cargoExtraArgs))
         ]))
-        (c "the builds see the workspace at source/benches with its Cargo.lock" (allOf [
-          (deps.stubArgs.sourceRoot == "source/benches")
-          (baseNameOf deps.stubArgs.cargoLock == "Cargo.lock")
+        (c "the builds' source is the workspace, with its Cargo.lock at the root" (allOf [
+          (builtins.pathExists "${deps.stubArgs.src}/Cargo.lock")
+          (builtins.pathExists "${deps.stubArgs.src}/runner/Cargo.toml")
+          (!(builtins.pathExists "${deps.stubArgs.src}/target"))
         ]))
         (c "the builds have pkg-config and dbus's dev output (dbus-0.9 adapter)" (allOf [
           (elem pkgs.pkg-config.outPath (outPaths deps.stubArgs.nativeBuildInputs))
@@ -173,6 +175,7 @@ let
           (checks.cargo-clippy.stubKind == "crane.cargoClippy")
           (hasInfix "--deny warnings" checks.cargo-clippy.stubArgs.cargoClippyExtraArgs)
           (checks.cargo-nextest.stubKind == "crane.cargoNextest")
+          (hasInfix "cp ${builtins.path { path = root + "/matrix.toml"; name = "matrix.toml"; }} matrix.toml" checks.cargo-nextest.stubArgs.postUnpack)
           (checks.cargo-nextest.stubArgs.DBUS_MATRIX_DBUS_DAEMON == "${pkgs.dbus}/bin/dbus-daemon")
           (hasInfix "deadnix --fail" checks.deadnix.stubArgs.buildCommand)
           (hasInfix "nixpkgs-fmt --check" checks.nixpkgs-fmt.stubArgs.buildCommand)

@@ -11,6 +11,7 @@ let
     "sourceRoot"
     "cargoToml"
     "cargoLock"
+    "postUnpack"
     "pname"
     "version"
     "strictDeps"
