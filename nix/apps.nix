@@ -63,15 +63,18 @@ in
   apps.default = {
     type = "app";
     program = "${quick}/bin/dbus-matrix-quick";
+    meta.description = "Run the matrix (quick profile) on this machine with the pinned adapters and daemons";
   };
   # The wrapped runner itself, for its other commands:
   # `nix run .#dbus-matrix -- compare OLD.json NEW.json`.
   apps.dbus-matrix = {
     type = "app";
     program = "${runner.default}/bin/dbus-matrix";
+    meta.description = "The dbus-matrix runner, wrapped to use the pinned adapters and daemons";
   };
   apps.vm-bench = {
     type = "app";
     program = "${vmBench}/bin/dbus-matrix-vm-bench";
+    meta.description = "Run the matrix (full profile) in the NixOS VM of each system bus; results in ./results";
   };
 }
