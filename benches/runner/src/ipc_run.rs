@@ -93,8 +93,33 @@ impl Drop for Service {
 
 /// Where clients reach the bus (or, peer to peer, nothing shared).
 enum Medium {
+    /// A private daemon we started.
     Bus(bus::RunningBus),
+    /// A bus that was already there (`--system-bus`: the NixOS VM tests).
+    Existing {
+        address: String,
+        socket: PathBuf,
+    },
     P2p,
+}
+
+/// The id cells get with `--system-bus`.
+pub const SYSTEM_BUS: &str = "system";
+
+/// The system bus of this machine: `$DBUS_SYSTEM_BUS_ADDRESS` (a `unix:path=`
+/// address) or the standard socket.
+fn system_bus() -> Result<(String, PathBuf), String> {
+    let address =
+        std::env::var("DBUS_SYSTEM_BUS_ADDRESS").unwrap_or_else(|_| "unix:path=/run/dbus/system_bus_socket".into());
+    let socket = address
+        .split(',')
+        .find_map(|part| part.strip_prefix("unix:path="))
+        .map(PathBuf::from)
+        .ok_or_else(|| format!("the system bus address {address:?} is not a unix:path= address"))?;
+    if !socket.exists() {
+        return Err(format!("there is no system bus socket at {}", socket.display()));
+    }
+    Ok((address, socket))
 }
 
 /// One bus id's worth of infrastructure for a run.
@@ -117,10 +142,25 @@ pub fn service_name(adapter_id: &str) -> String {
     format!("io.killing.spark.Bench.{clean}")
 }
 
+fn bus_args(address: &str, socket: &Path, adapter: &AdapterEntry) -> Vec<String> {
+    vec![
+        "--bus-address".into(),
+        address.to_string(),
+        "--bus-socket".into(),
+        socket.display().to_string(),
+        "--service-name".into(),
+        service_name(&adapter.id),
+    ]
+}
+
 impl BusSession {
     pub fn start(entry: &BusEntry, scratch: &Path, placement: Placement) -> Result<BusSession, String> {
         let (medium, description) = if entry.id == "p2p" {
             (Medium::P2p, "peer to peer: no bus".to_string())
+        } else if entry.id == SYSTEM_BUS {
+            let (address, socket) = system_bus()?;
+            let description = format!("the existing system bus at {address}");
+            (Medium::Existing { address, socket }, description)
         } else {
             let kind: bus::BusKind = entry.id.parse().map_err(|e| format!("{e}"))?;
             let opts = bus::BusOptions::default();
@@ -152,14 +192,8 @@ impl BusSession {
     /// Transport arguments for an adapter's commands.
     fn transport_args(&self, adapter: &AdapterEntry) -> Vec<String> {
         match &self.medium {
-            Medium::Bus(b) => vec![
-                "--bus-address".into(),
-                b.address().to_string(),
-                "--bus-socket".into(),
-                b.socket_path().display().to_string(),
-                "--service-name".into(),
-                service_name(&adapter.id),
-            ],
+            Medium::Bus(b) => bus_args(b.address(), b.socket_path(), adapter),
+            Medium::Existing { address, socket } => bus_args(address, socket, adapter),
             Medium::P2p => {
                 vec![
                     "--p2p-socket".into(),
@@ -203,7 +237,8 @@ impl BusSession {
                 true => Ok(()),
                 false => Err(format!("the {} bus daemon died", self.id)),
             },
-            Medium::P2p => Ok(()),
+            Medium::Existing { socket, .. } if !socket.exists() => Err(format!("the {} bus went away", self.id)),
+            Medium::Existing { .. } | Medium::P2p => Ok(()),
         }
     }
 

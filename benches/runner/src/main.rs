@@ -56,6 +56,10 @@ enum Cmd {
         /// Only these buses for IPC scenarios (comma-separated ids; default all).
         #[arg(long, value_delimiter = ',')]
         buses: Vec<String>,
+        /// IPC over this machine's system bus ($DBUS_SYSTEM_BUS_ADDRESS or
+        /// /run/dbus/system_bus_socket) and p2p, instead of private buses (NixOS VM tests).
+        #[arg(long, conflicts_with = "buses")]
+        system_bus: bool,
         /// Directory for the results file.
         #[arg(long, default_value = "results")]
         out: PathBuf,
@@ -118,6 +122,7 @@ fn real_main(cli: Cli, interrupted: Arc<AtomicBool>) -> anyhow::Result<ExitCode>
             adapters,
             scenarios,
             buses,
+            system_bus,
             out,
             resume,
             cell_timeout,
@@ -130,6 +135,7 @@ fn real_main(cli: Cli, interrupted: Arc<AtomicBool>) -> anyhow::Result<ExitCode>
                 adapters,
                 scenarios,
                 buses,
+                system_bus,
                 out_dir: out,
                 bin_dir: adapters::bin_dir(cli.bin_dir.as_deref())?,
                 resume,

@@ -27,6 +27,8 @@ pub struct RunOptions {
     pub adapters: Vec<String>,
     pub scenarios: Vec<String>,
     pub buses: Vec<String>,
+    /// Use the machine's system bus (and p2p) instead of the matrix's private buses.
+    pub system_bus: bool,
     pub out_dir: PathBuf,
     pub bin_dir: PathBuf,
     pub resume: Option<PathBuf>,
@@ -110,7 +112,19 @@ pub fn run(opts: RunOptions, interrupted: Arc<AtomicBool>) -> Result<RunSummary>
     let profile = opts.matrix.profile(&opts.profile)?.clone();
     let adapters = opts.matrix.select_adapters(&opts.adapters)?;
     let scenarios = opts.matrix.select_scenarios(&opts.scenarios)?;
-    let buses = opts.matrix.select_buses(&opts.buses)?;
+    let system_entries;
+    let buses = if opts.system_bus {
+        system_entries = [ipc_run::SYSTEM_BUS, "p2p"].map(|id| BusEntry {
+            id: id.into(),
+            debian: None,
+            cargo: None,
+            nix: None,
+            nixos_implementation: None,
+        });
+        system_entries.iter().collect()
+    } else {
+        opts.matrix.select_buses(&opts.buses)?
+    };
     let timeout = opts.cell_timeout.unwrap_or_else(|| default_timeout(&profile));
     let binaries: Vec<PathBuf> = adapters
         .iter()

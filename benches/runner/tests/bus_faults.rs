@@ -115,3 +115,50 @@ extern "C" {
     #[link_name = "kill"]
     fn libc_kill(pid: i32, sig: i32) -> i32;
 }
+
+/// `--system-bus` (the NixOS VM tests): IPC over an existing bus named by
+/// DBUS_SYSTEM_BUS_ADDRESS, here a private dbus-daemon standing in for it.
+#[test]
+fn system_bus_mode_uses_the_existing_bus() {
+    let system = bus::start(bus::BusKind::DbusDaemon, &bus::BusOptions::default()).unwrap();
+    let setup = fault_setup("system-bus", &["fault-ok"], &["call/void", "call/echo-bytes/64"]);
+    let run = |address: &str| {
+        let _ = std::fs::remove_dir_all(setup.out());
+        let o = setup
+            .command(&[
+                "run",
+                "--profile",
+                "smoke",
+                "--quiet",
+                "--system-bus",
+                "--out",
+                setup.out().to_str().unwrap(),
+            ])
+            .env("DBUS_SYSTEM_BUS_ADDRESS", address)
+            .output()
+            .unwrap();
+        (o.status.code(), validate(&results_file(&setup.out())), text(&o))
+    };
+    let (code, r, out) = run(system.address());
+    assert_eq!(code, Some(0), "{out}");
+    let ids: Vec<&str> = r.buses.iter().map(|b| b.id.as_str()).collect();
+    assert_eq!(ids, ["system", "p2p"]);
+    assert!(r.buses[0].description.contains(system.address()));
+    for s in ["call/void", "call/echo-bytes/64"] {
+        let c = r
+            .cells
+            .iter()
+            .find(|c| c.scenario == s && c.bus.as_deref() == Some("system"))
+            .unwrap();
+        assert_eq!(c.status, CellStatus::Ok, "{s}: {:?}", c.reason);
+    }
+    // No system bus: the cells fail and say why; the file is still valid.
+    let (code, r, out) = run("unix:path=/nonexistent/system_bus_socket");
+    assert_eq!(code, Some(1), "{out}");
+    let c = r.cells.iter().find(|c| c.bus.as_deref() == Some("system")).unwrap();
+    assert!(
+        c.reason.as_deref().unwrap_or("").contains("no system bus socket"),
+        "{:?}",
+        c.reason
+    );
+}
