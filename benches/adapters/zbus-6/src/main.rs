@@ -17,7 +17,9 @@ use zbus::wire::serialized::{Context, Data};
 use zbus::wire::{as_variant, DynamicDeserialize, DynamicType, Endian, Signature};
 use zbus::Type;
 
-harness::adapter_main!(id: "zbus-6", library: "zbus", codec: Zbus);
+mod ipc;
+
+harness::adapter_main!(id: "zbus-6", library: "zbus", codec: Zbus, ipc: ipc::ZbusIpc);
 
 struct Zbus;
 
