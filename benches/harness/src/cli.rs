@@ -25,7 +25,7 @@ use std::hint::black_box;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::{bail, ensure, Context, Result};
 use clap::{Parser, Subcommand};
@@ -446,8 +446,24 @@ fn measure(
     settings: &Settings,
     dir: &Path,
 ) -> Result<Measurement> {
-    let alloc = count_allocations(op);
-    let wall = time_with_criterion(op, adapter_id, scenario, settings, dir)?;
+    let mut notes = notes;
+    // One operation decides: criterion needs at least sample_size x 5.5
+    // operations (linear sampling), far beyond the profile's budget for slow ones.
+    let start = Instant::now();
+    op();
+    let first = start.elapsed();
+    let (wall, alloc) = if first > settings.measurement {
+        let (wall, alloc) = time_single_operations(op, settings.measurement);
+        notes.push(format!(
+            "slow operation ({:.2} s): timed as {} single operations, not by criterion",
+            first.as_secs_f64(),
+            wall.samples
+        ));
+        (wall, alloc)
+    } else {
+        let alloc = count_allocations(op);
+        (time_with_criterion(op, adapter_id, scenario, settings, dir)?, alloc)
+    };
     Ok(Measurement {
         wall,
         throughput_bytes,
@@ -614,6 +630,29 @@ fn raw_socket_ping_pong(size: usize) -> Result<impl FnMut() -> Result<u64>> {
 #[inline(never)]
 pub extern "Rust" fn dbus_matrix_measured_region(f: &mut dyn FnMut()) {
     f();
+}
+
+/// For operations slower than the measurement budget: at least two single
+/// operations, timed one by one, until the budget is spent; allocations are
+/// counted over the first.
+fn time_single_operations(op: &mut dyn FnMut(), budget: Duration) -> (WallTime, AllocCost) {
+    let mut samples = Vec::new();
+    let mut alloc = None;
+    let mut spent = Duration::ZERO;
+    while samples.len() < 2 || spent < budget {
+        let (a0, b0) = alloc::snapshot();
+        let start = Instant::now();
+        op();
+        let took = start.elapsed();
+        let (a1, b1) = alloc::snapshot();
+        alloc.get_or_insert(AllocCost {
+            allocations_per_op: (a1 - a0) as f64,
+            bytes_per_op: (b1 - b0) as f64,
+        });
+        samples.push(took.as_nanos() as f64);
+        spent += took;
+    }
+    (WallTime::from_samples(&samples), alloc.expect("at least one operation"))
 }
 
 fn count_allocations(op: &mut dyn FnMut()) -> AllocCost {

@@ -34,6 +34,45 @@ pub struct WallTime {
     pub sample_ns: Vec<f64>,
 }
 
+impl WallTime {
+    /// For samples timed one operation each (cold starts, slow operations):
+    /// median with a distribution-free 95% interval (order statistics) and
+    /// mean with a normal interval.
+    pub fn from_samples(samples: &[f64]) -> WallTime {
+        let mut s = samples.to_vec();
+        s.sort_by(f64::total_cmp);
+        let n = s.len();
+        let median = if n % 2 == 1 {
+            s[n / 2]
+        } else {
+            (s[n / 2 - 1] + s[n / 2]) / 2.0
+        };
+        let half = 0.98 * (n as f64).sqrt();
+        let lo = ((n as f64 / 2.0 - half).floor().max(0.0) as usize).min(n - 1);
+        let hi = ((n as f64 / 2.0 + half).ceil() as usize).min(n - 1);
+        let mean = s.iter().sum::<f64>() / n as f64;
+        let var = s.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n.max(2) - 1) as f64;
+        let sd = var.sqrt();
+        let se = sd / (n as f64).sqrt();
+        WallTime {
+            median_ns: Estimate {
+                point: median,
+                lower: s[lo].min(median),
+                upper: s[hi].max(median),
+            },
+            mean_ns: Estimate {
+                point: mean,
+                lower: (mean - 1.96 * se).max(0.0),
+                upper: mean + 1.96 * se,
+            },
+            std_dev_ns: sd,
+            samples: n,
+            iterations: n as u64,
+            sample_ns: samples.to_vec(),
+        }
+    }
+}
+
 /// Heap use per operation, from the counting allocator.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct AllocCost {
@@ -95,6 +134,18 @@ impl Cell {
 }
 
 /// One adapter as it was in this run.
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn summary_of_known_samples() {
+        let w = super::WallTime::from_samples(&[5.0, 1.0, 3.0, 2.0, 4.0]);
+        assert_eq!(w.median_ns.point, 3.0);
+        assert_eq!(w.mean_ns.point, 3.0);
+        assert!(w.median_ns.lower <= 3.0 && w.median_ns.upper >= 3.0);
+        assert_eq!(w.samples, 5);
+    }
+}
+
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct AdapterRecord {
     pub id: String,

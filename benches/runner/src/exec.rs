@@ -30,6 +30,12 @@ impl Outcome {
         self.ending == Ending::Exited(0)
     }
 
+    /// The reason an adapter gave for exiting with "unsupported" (status 3).
+    pub fn unsupported_reason(&self) -> Option<String> {
+        (self.ending == Ending::Exited(harness::cli::EXIT_UNSUPPORTED as i32))
+            .then(|| self.stderr_tail(1).trim_start_matches("unsupported: ").to_string())
+    }
+
     /// The last `n` lines of stderr, for failure reasons.
     pub fn stderr_tail(&self, n: usize) -> String {
         let lines: Vec<&str> = self.stderr.lines().filter(|l| !l.trim().is_empty()).collect();

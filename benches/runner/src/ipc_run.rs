@@ -13,7 +13,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use harness::ipc::{self, IpcOp};
-use harness::results::{Estimate, Measurement, WallTime};
+use harness::results::{Measurement, WallTime};
 
 use crate::exec;
 use crate::matrix::{AdapterEntry, BusEntry};
@@ -304,7 +304,7 @@ pub fn cold_start(
         times.push(ns);
     }
     Ok(Measurement {
-        wall: summarize(&times),
+        wall: WallTime::from_samples(&times),
         throughput_bytes: 0,
         alloc: None,
         instructions_per_op: None,
@@ -313,50 +313,10 @@ pub fn cold_start(
     })
 }
 
-/// Median with a distribution-free 95% interval (order statistics) and mean
-/// with a normal interval: for samples the runner times itself.
-pub fn summarize(samples: &[f64]) -> WallTime {
-    let mut s = samples.to_vec();
-    s.sort_by(f64::total_cmp);
-    let n = s.len();
-    let median = if n % 2 == 1 {
-        s[n / 2]
-    } else {
-        (s[n / 2 - 1] + s[n / 2]) / 2.0
-    };
-    let half = 0.98 * (n as f64).sqrt();
-    let lo = ((n as f64 / 2.0 - half).floor().max(0.0) as usize).min(n - 1);
-    let hi = ((n as f64 / 2.0 + half).ceil() as usize).min(n - 1);
-    let mean = s.iter().sum::<f64>() / n as f64;
-    let var = s.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n.max(2) - 1) as f64;
-    let sd = var.sqrt();
-    let se = sd / (n as f64).sqrt();
-    WallTime {
-        median_ns: Estimate {
-            point: median,
-            lower: s[lo].min(median),
-            upper: s[hi].max(median),
-        },
-        mean_ns: Estimate {
-            point: mean,
-            lower: (mean - 1.96 * se).max(0.0),
-            upper: mean + 1.96 * se,
-        },
-        std_dev_ns: sd,
-        samples: n,
-        iterations: n as u64,
-        sample_ns: samples.to_vec(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     #[test]
-    fn summary_of_known_samples() {
-        let w = super::summarize(&[5.0, 1.0, 3.0, 2.0, 4.0]);
-        assert_eq!(w.median_ns.point, 3.0);
-        assert_eq!(w.mean_ns.point, 3.0);
-        assert!(w.median_ns.lower <= 3.0 && w.median_ns.upper >= 3.0);
+    fn service_names_are_valid_bus_names() {
         assert_eq!(super::service_name("dbus-0.9"), "io.killing.spark.Bench.dbus_0_9");
     }
 }

@@ -54,10 +54,11 @@ impl RunSummary {
     }
 }
 
-/// Criterion needs warm-up + measurement, plus analysis and the process
-/// start; slow operations can stretch sampling, hence the generous margin.
+/// Criterion needs warm-up + measurement, plus analysis and the process start.
 fn default_timeout(p: &Profile) -> Duration {
-    Duration::from_secs_f64(60.0 + 4.0 * (p.warm_up + p.measurement))
+    // The base covers verification plus the slow-operation path (a few
+    // operations that may take seconds each, e.g. a quadratic decoder).
+    Duration::from_secs_f64(300.0 + 4.0 * (p.warm_up + p.measurement))
 }
 
 struct Planned<'a> {
@@ -391,9 +392,9 @@ fn run_cell(
     let _ = std::fs::remove_dir_all(scratch.join("criterion"));
     let out = exec::run(cmd, None, scratch, timeout, interrupted)?;
     c.elapsed_s = started.elapsed().as_secs_f64();
-    if out.ending == exec::Ending::Exited(harness::cli::EXIT_UNSUPPORTED as i32) {
+    if let Some(reason) = out.unsupported_reason() {
         c.status = CellStatus::Unsupported;
-        c.reason = Some(out.stderr_tail(1).trim_start_matches("unsupported: ").to_string());
+        c.reason = Some(reason);
         return Ok(c);
     }
     if !out.success() {

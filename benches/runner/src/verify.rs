@@ -53,8 +53,8 @@ pub fn check(adapter: &str, bin: &Path, scenario_id: &str, scratch: &Path, stop:
         match sc.kind {
             Kind::Marshal => {
                 let out = call(bin, &["emit", "--scenario", scenario_id], None, scratch, stop)?;
-                if out.ending == exec::Ending::Exited(harness::cli::EXIT_UNSUPPORTED as i32) {
-                    return Ok(Verdict::Unsupported(out.stderr_tail(1)));
+                if let Some(reason) = out.unsupported_reason() {
+                    return Ok(Verdict::Unsupported(reason));
                 }
                 if !out.success() {
                     bail!("emit failed: {}", out.describe());
@@ -72,8 +72,8 @@ pub fn check(adapter: &str, bin: &Path, scenario_id: &str, scratch: &Path, stop:
                     scratch,
                     stop,
                 )?;
-                if probe.ending == exec::Ending::Exited(harness::cli::EXIT_UNSUPPORTED as i32) {
-                    return Ok(Verdict::Unsupported(probe.stderr_tail(1)));
+                if let Some(reason) = probe.unsupported_reason() {
+                    return Ok(Verdict::Unsupported(reason));
                 }
                 harness::verify::verify_digest(digest_of(bin, scenario_id, &canonical, scratch, stop)?, &body)?;
                 let changed = payload::perturbed(&body);
