@@ -16,7 +16,9 @@ use zbus::message::Message;
 use zbus::zvariant::serialized::{Context, Data};
 use zbus::zvariant::{self, as_value, DynamicDeserialize, DynamicType, Endian, Signature, Type};
 
-harness::adapter_main!(id: "zbus-5", library: "zbus", codec: Zbus);
+mod ipc;
+
+harness::adapter_main!(id: "zbus-5", library: "zbus", codec: Zbus, ipc: ipc::ZbusIpc);
 
 struct Zbus;
 
