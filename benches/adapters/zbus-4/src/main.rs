@@ -18,7 +18,14 @@ use zbus::zvariant::{
     self, DeserializeValue, DynamicDeserialize, DynamicType, Endian, SerializeValue, Signature, Type,
 };
 
-harness::adapter_main!(id: "zbus-4", library: "zbus", codec: Zbus::new().expect("building the signal header"));
+mod ipc;
+
+harness::adapter_main!(
+    id: "zbus-4",
+    library: "zbus",
+    codec: Zbus::new().expect("building the signal header"),
+    ipc: ipc::ZbusIpc
+);
 
 /// zbus 4 takes serials from a global counter when a builder is created and
 /// has no serial setter: serial 1 is set on a header, which `Builder::from`
