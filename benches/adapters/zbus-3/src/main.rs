@@ -21,7 +21,14 @@ use zbus::{
     EndianSig, Message, MessageBuilder, MessageField, MessageFields, MessageHeader, MessagePrimaryHeader, MessageType,
 };
 
-harness::adapter_main!(id: "zbus-3", library: "zbus", codec: Zbus::new().expect("building the signal header"));
+mod ipc;
+
+harness::adapter_main!(
+    id: "zbus-3",
+    library: "zbus",
+    codec: Zbus::new().expect("building the signal header"),
+    ipc: ipc::ZbusIpc
+);
 
 /// The test signal's header. zbus 3 leaves serials to the connection that
 /// sends a message (`Connection::assign_serial_num`) and has no setter, so the

@@ -1,0 +1,402 @@
+//! The IPC side: the benchmark service as a `#[dbus_interface]` object served by a
+//! `blocking::ConnectionBuilder`, the client as a `#[dbus_proxy]` trait used
+//! through its generated blocking proxy (`BenchProxyBlocking`). zbus 3's blocking
+//! API wraps the async one in `async_io::block_on`; with the `async-io` feature
+//! every connection runs its socket reader and object server on an executor thread
+//! of its own (the default `internal_executor`).
+
+use std::os::unix::net::UnixListener;
+use std::sync::Arc;
+
+use anyhow::{bail, Context, Result};
+use harness::ipc::{self as h, IpcOp, Method, Transport};
+use harness::{payload, Digest};
+use serde::{Deserialize, Serialize};
+use serde_bytes::{ByteBuf, Bytes};
+use zbus::blocking::{self, fdo, ConnectionBuilder, MessageIterator};
+use zbus::zvariant::{OwnedObjectPath, Type};
+use zbus::{dbus_interface, dbus_proxy, Guid, MatchRule, Message, MessageType, SignalContext};
+
+use crate::UnitsRef;
+
+pub struct ZbusIpc;
+
+/// `(so)`: a bus name and an object path (`ObjectRef`, the elements of `RelationSet`).
+#[derive(Clone, Serialize, Deserialize, Type)]
+struct ObjectRef {
+    name: String,
+    path: OwnedObjectPath,
+}
+
+fn object_ref(service_name: &str, i: usize) -> ObjectRef {
+    ObjectRef {
+        name: service_name.to_owned(),
+        path: h::object_path(i).try_into().expect("a valid object path"),
+    }
+}
+
+/// The served object (`harness::ipc`'s table).
+struct BenchService {
+    object_ref: ObjectRef,
+    relation_set: Vec<ObjectRef>,
+    items: Vec<(String, String)>,
+}
+
+impl BenchService {
+    fn new(service_name: &str) -> Self {
+        BenchService {
+            object_ref: object_ref(service_name, 0),
+            relation_set: (0..10).map(|i| object_ref(service_name, i)).collect(),
+            items: h::items(),
+        }
+    }
+}
+
+// Member names are the PascalCase of the Rust names (`in_out_int` -> `InOutInt`).
+#[dbus_interface(name = "io.killing.spark.Bench")]
+impl BenchService {
+    fn void(&self) {}
+
+    fn in_int(&self, value: i32) {
+        let _ = value;
+    }
+
+    fn out_int(&self) -> i32 {
+        h::OUT_INT
+    }
+
+    fn in_out_int(&self, value: i32) -> i32 {
+        value + 1
+    }
+
+    fn in_string(&self, value: &str) {
+        let _ = value;
+    }
+
+    fn out_string(&self) -> &str {
+        h::OUT_STRING
+    }
+
+    fn in_out_string(&self, value: String) -> String {
+        value
+    }
+
+    // A single struct is returned as a 1-tuple: a bare struct would be spread into out-args `so`.
+    fn object_ref(&self) -> (ObjectRef,) {
+        (self.object_ref.clone(),)
+    }
+
+    fn relation_set(&self) -> Vec<ObjectRef> {
+        self.relation_set.clone()
+    }
+
+    /// `ay` through serde_bytes: one slice, not a sequence of 1-byte elements.
+    fn echo_bytes(&self, data: ByteBuf) -> ByteBuf {
+        data
+    }
+
+    #[dbus_interface(property)]
+    fn items(&self) -> Vec<(String, String)> {
+        self.items.clone()
+    }
+
+    /// Emitted by clients.
+    #[dbus_interface(signal)]
+    async fn ping(ctxt: &SignalContext<'_>, text: &str) -> zbus::Result<()>;
+}
+
+// On p2p the destination is not used by the peer; the default is the interface name.
+#[dbus_proxy(
+    interface = "io.killing.spark.Bench",
+    default_service = "io.killing.spark.Bench",
+    default_path = "/io/killing/spark"
+)]
+trait Bench {
+    fn void(&self) -> zbus::Result<()>;
+    fn in_int(&self, value: i32) -> zbus::Result<()>;
+    fn out_int(&self) -> zbus::Result<i32>;
+    fn in_out_int(&self, value: i32) -> zbus::Result<i32>;
+    fn in_string(&self, value: &str) -> zbus::Result<()>;
+    fn out_string(&self) -> zbus::Result<String>;
+    fn in_out_string(&self, value: &str) -> zbus::Result<String>;
+    fn object_ref(&self) -> zbus::Result<ObjectRef>;
+    fn relation_set(&self) -> zbus::Result<Vec<ObjectRef>>;
+    fn echo_bytes(&self, data: &Bytes) -> zbus::Result<ByteBuf>;
+
+    /// The default `CacheProperties::Lazily`: the first read subscribes to
+    /// `PropertiesChanged` (an AddMatch on a bus) and fetches every property with
+    /// `GetAll`; every later read is answered from that cache (kept up to date by
+    /// the signal) without a message, only converting the cached value.
+    #[dbus_proxy(property)]
+    fn items(&self) -> zbus::Result<Vec<(String, String)>>;
+}
+
+/// A new connection: SASL, then Hello on a bus; SASL only peer to peer.
+fn connect(t: &Transport) -> zbus::Result<blocking::Connection> {
+    match t {
+        Transport::Bus { address, .. } => ConnectionBuilder::address(address.as_str())?.build(),
+        Transport::P2p { .. } => ConnectionBuilder::address(t.address().as_str())?.p2p().build(),
+    }
+}
+
+/// A connection and a proxy on it (the proxy holds the connection).
+fn connect_proxy(t: &Transport) -> zbus::Result<BenchProxyBlocking<'static>> {
+    let conn = connect(t)?;
+    let builder = BenchProxyBlocking::builder(&conn);
+    match t {
+        Transport::Bus { service_name, .. } => builder.destination(service_name.clone())?.build(),
+        Transport::P2p { .. } => builder.build(),
+    }
+}
+
+fn digest_object_ref(d: &mut Digest, r: &ObjectRef) {
+    d.str(&r.name);
+    d.str(r.path.as_str());
+}
+
+fn digest_items(d: &mut Digest, items: &[(String, String)]) {
+    for (a, b) in items {
+        d.str(a);
+        d.str(b);
+    }
+    d.len(items.len());
+}
+
+fn call(proxy: &BenchProxyBlocking<'_>, m: Method) -> zbus::Result<u64> {
+    let mut d = Digest::new();
+    match m {
+        Method::Void => proxy.void()?,
+        Method::InInt => proxy.in_int(h::IN_INT)?,
+        Method::OutInt => d.i32(proxy.out_int()?),
+        Method::InOutInt => d.i32(proxy.in_out_int(h::IN_INT)?),
+        Method::InString => proxy.in_string(h::IN_STRING)?,
+        Method::OutString => d.str(&proxy.out_string()?),
+        Method::InOutString => d.str(&proxy.in_out_string(h::OUT_STRING)?),
+        Method::ObjectRef => digest_object_ref(&mut d, &proxy.object_ref()?),
+        Method::RelationSet => {
+            let set = proxy.relation_set()?;
+            for r in &set {
+                digest_object_ref(&mut d, r);
+            }
+            d.len(set.len());
+        }
+    }
+    Ok(d.finish())
+}
+
+fn ping_rule() -> Result<MatchRule<'static>> {
+    Ok(MatchRule::try_from(h::ping_rule().as_str())?.into_owned())
+}
+
+/// Blocks until the peer has closed `conn`. zbus 3 has no `Connection::closed()`;
+/// a message stream ends when the socket does (its reader sends the error to
+/// every stream, matching or not, then drops them), so this waits on one whose
+/// rule (`org.freedesktop.DBus.Local.Disconnected`, which zbus never delivers)
+/// costs only a rule check per incoming message. Subscribing to a connection
+/// that is already gone fails, which also means closed.
+fn wait_closed(conn: &blocking::Connection) {
+    let rule = MatchRule::builder()
+        .msg_type(MessageType::Signal)
+        .interface("org.freedesktop.DBus.Local")
+        .and_then(|b| b.member("Disconnected"))
+        .map(|b| b.build());
+    if let Ok(Ok(messages)) = rule.map(|rule| MessageIterator::for_match_rule(rule, conn, None)) {
+        for _ in messages {}
+    }
+}
+
+fn emit_ping(conn: &blocking::Connection) -> zbus::Result<()> {
+    conn.emit_signal(None::<()>, h::OBJECT_PATH, h::INTERFACE, h::SIGNAL, &h::SIGNAL_TEXT)
+}
+
+/// The digest of a received `Ping`: its text.
+fn ping_digest(msg: Option<zbus::Result<Arc<Message>>>) -> Result<u64> {
+    let msg = msg.context("the signal stream ended")??;
+    let mut d = Digest::new();
+    d.str(msg.body::<&str>()?);
+    Ok(d.finish())
+}
+
+type Op<'a> = Box<dyn FnMut() -> Result<u64> + 'a>;
+
+impl h::Ipc for ZbusIpc {
+    fn unsupported_ipc(&self, op: IpcOp, p2p: bool) -> Option<String> {
+        if !p2p {
+            return None;
+        }
+        match op {
+            IpcOp::ConnectHello => Some(
+                "peer to peer there is no bus to say Hello to: a p2p connection is SASL only \
+                 (zbus skips Hello when built with Builder::p2p)"
+                    .into(),
+            ),
+            IpcOp::EmitReceive => Some(
+                "needs a bus to route the signal: peer to peer, a signal emitted on one connection \
+                 reaches only the server at the other end, never a second client connection"
+                    .into(),
+            ),
+            IpcOp::Fanout(_) => Some(
+                "fan-out needs a bus: peer to peer there are no match rules and nothing routes \
+                 one signal to other connections"
+                    .into(),
+            ),
+            IpcOp::NonmatchingRules(_) => Some(
+                "match rules are installed on a bus (AddMatch); peer to peer there is no bus to \
+                 hold them"
+                    .into(),
+            ),
+            _ => None,
+        }
+    }
+
+    fn serve(&mut self, transport: &Transport, ready: &mut dyn FnMut()) -> Result<()> {
+        match transport {
+            Transport::Bus {
+                address, service_name, ..
+            } => {
+                let _conn = ConnectionBuilder::address(address.as_str())?
+                    .name(service_name.as_str())?
+                    .serve_at(h::OBJECT_PATH, BenchService::new(service_name))?
+                    .build()
+                    .context("connecting the server to the bus")?;
+                ready();
+                loop {
+                    std::thread::park();
+                }
+            }
+            Transport::P2p { socket } => {
+                // A stale socket file from an earlier server would make bind fail.
+                let _ = std::fs::remove_file(socket);
+                let listener = UnixListener::bind(socket).with_context(|| format!("binding {}", socket.display()))?;
+                let guid = Guid::generate();
+                ready();
+                // One server connection per client, each kept by a thread until the client
+                // closes it (the connection's own executor thread serves it).
+                for stream in listener.incoming() {
+                    let stream = stream.context("accepting a peer")?;
+                    let guid = guid.clone();
+                    std::thread::spawn(move || {
+                        let conn = ConnectionBuilder::unix_stream(stream)
+                            .server(&guid)
+                            .p2p()
+                            .serve_at(h::OBJECT_PATH, BenchService::new(""))
+                            .and_then(|b| b.build());
+                        match conn {
+                            Ok(conn) => wait_closed(&conn),
+                            Err(e) => eprintln!("a peer connection failed: {e}"),
+                        }
+                    });
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn subscribe(
+        &mut self,
+        transport: &Transport,
+        connections: usize,
+        extra_rules: usize,
+        ready: &mut dyn FnMut(),
+        all_received: &mut dyn FnMut(),
+    ) -> Result<()> {
+        if transport.is_p2p() {
+            bail!("subscribers need a bus (match rules)");
+        }
+        let rule = ping_rule()?;
+        let mut subscribers = Vec::with_capacity(connections);
+        for i in 0..connections {
+            let conn = connect(transport)?;
+            // AddMatch on the bus; zbus also filters locally by the same rule.
+            let messages = MessageIterator::for_match_rule(rule.clone(), &conn, None)?;
+            if i == 0 && extra_rules > 0 {
+                let dbus = fdo::DBusProxy::new(&conn)?;
+                for j in 0..extra_rules {
+                    let rule = h::nonmatching_rule(j);
+                    dbus.add_match_rule(MatchRule::try_from(rule.as_str())?)?;
+                }
+            }
+            subscribers.push((conn, messages));
+        }
+        ready();
+        loop {
+            for (_, messages) in &mut subscribers {
+                ping_digest(messages.next())?;
+            }
+            all_received();
+        }
+    }
+
+    fn client<'a>(&'a mut self, transport: &Transport, op: IpcOp) -> Result<Op<'a>> {
+        let t = transport.clone();
+        Ok(match op {
+            IpcOp::Call(m) => {
+                let proxy = connect_proxy(&t)?;
+                Box::new(move || Ok(call(&proxy, m)?))
+            }
+            IpcOp::EchoBytes(n) => {
+                let proxy = connect_proxy(&t)?;
+                let payload = h::echo_payload(n);
+                Box::new(move || {
+                    let reply = proxy.echo_bytes(Bytes::new(&payload))?;
+                    let mut d = Digest::new();
+                    d.bytes(&reply);
+                    Ok(d.finish())
+                })
+            }
+            IpcOp::PropertyGet | IpcOp::PropertyGetX100 => {
+                let reads = if op == IpcOp::PropertyGet { 1 } else { 100 };
+                let proxy = connect_proxy(&t)?;
+                Box::new(move || {
+                    let mut d = Digest::new();
+                    for _ in 0..reads {
+                        digest_items(&mut d, &proxy.items()?);
+                    }
+                    Ok(d.finish())
+                })
+            }
+            IpcOp::EmitReceive => {
+                let tx = connect(&t)?;
+                let rx = connect(&t)?;
+                let mut messages = MessageIterator::for_match_rule(ping_rule()?, &rx, None)?;
+                Box::new(move || {
+                    emit_ping(&tx)?;
+                    ping_digest(messages.next())
+                })
+            }
+            IpcOp::Fanout(_) | IpcOp::NonmatchingRules(_) => {
+                let conn = connect(&t)?;
+                Box::new(move || {
+                    emit_ping(&conn)?;
+                    Ok(Digest::new().finish())
+                })
+            }
+            IpcOp::ConnectHello => Box::new(move || {
+                // zbus 3 has no `close()`: dropping the last handle closes the socket.
+                drop(connect(&t)?);
+                Ok(Digest::new().finish())
+            }),
+            IpcOp::ConnectMarshalSend => {
+                let body = payload::mixed();
+                Box::new(move || {
+                    let units = body.units().expect("marshal/mixed is units");
+                    let conn = connect(&t)?;
+                    conn.emit_signal(
+                        None::<()>,
+                        payload::PATH,
+                        payload::INTERFACE,
+                        payload::MEMBER,
+                        &UnitsRef(units),
+                    )?; // flushed to the socket before it returns
+                    drop(conn);
+                    Ok(Digest::new().finish())
+                })
+            }
+            IpcOp::PropertyColdStart | IpcOp::RawSocket(_) => bail!("{op:?} is not a client operation"),
+        })
+    }
+
+    fn cold_start(&mut self, transport: &Transport) -> Result<Vec<(String, String)>> {
+        Ok(connect_proxy(transport)?.items()?)
+    }
+}
