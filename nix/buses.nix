@@ -25,9 +25,17 @@ let
   limitLines = builtins.concatStringsSep "\n" (map
     (l: "  <limit name=\"${builtins.elemAt l 0}\">${toString (builtins.elemAt l 1)}</limit>")
     limits);
+
+  # The name adapter `id`'s server owns: service_name() in
+  # benches/runner/src/ipc_run.rs (matrix ids are checked to be [A-Za-z0-9.-]).
+  serviceName = id: "io.killing.spark.Bench.${builtins.replaceStrings [ "-" "." ] [ "_" "_" ] id}";
+  # One rule per service: dbus-broker has no send_destination_prefix.
+  sendLines = builtins.concatStringsSep "\n" (map
+    (a: "    <allow send_destination=\"${serviceName a.id}\"/>")
+    matrix.adapters);
 in
 {
-  inherit package;
+  inherit package serviceName;
 
   # The runner takes each daemon from these (else from PATH); the wrapped
   # runner and the cargo-nextest check set them to the pinned packages.
@@ -46,7 +54,7 @@ in
     <busconfig>
       <policy context="default">
         <allow own_prefix="io.killing.spark"/>
-        <allow send_destination_prefix="io.killing.spark"/>
+    ${sendLines}
       </policy>
     ${limitLines}
     </busconfig>

@@ -3,6 +3,8 @@
 
 use std::path::Path;
 
+use crate::BusOptions;
+
 /// Fixed limits, so every run and every daemon uses the same ones. Match
 /// rules are raised above the default (512 on the system bus) because
 /// `signal/nonmatching-rules/10000` installs 10000 of them on one connection.
@@ -20,7 +22,14 @@ pub const LIMITS: &[(&str, u64)] = &[
 
 /// `listen` is a `unix:path=…` address; `None` when the socket is handed over
 /// (dbus-broker gets it as fd 3). `bus_type` is `system` or `session`.
-pub fn render(bus_type: &str, listen: Option<&str>, uid: u32, name_prefix: &str) -> String {
+pub fn render(bus_type: &str, listen: Option<&str>, uid: u32, opts: &BusOptions) -> String {
+    let name_prefix = &opts.name_prefix;
+    let services: String = opts
+        .services
+        .iter()
+        .filter(|s| s.starts_with(name_prefix.as_str()))
+        .map(|s| format!("    <allow send_destination=\"{s}\"/>\n"))
+        .collect();
     let listen = listen.map(|l| format!("  <listen>{l}</listen>\n")).unwrap_or_default();
     let limits: String = LIMITS
         .iter()
@@ -49,8 +58,7 @@ pub fn render(bus_type: &str, listen: Option<&str>, uid: u32, name_prefix: &str)
   </policy>
   <policy user="{uid}">
     <allow own_prefix="{name_prefix}"/>
-    <allow send_destination_prefix="{name_prefix}"/>
-    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Monitoring"/>
+{services}    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Monitoring"/>
   </policy>
 {limits}</busconfig>
 "#
@@ -65,11 +73,17 @@ pub fn write(path: &Path, text: &str) -> std::io::Result<()> {
 mod tests {
     #[test]
     fn config_names_listen_policy_and_limits() {
-        let c = super::render("system", Some("unix:path=/tmp/x/bus"), 1000, "io.killing.spark");
+        let opts = crate::BusOptions {
+            services: vec!["io.killing.spark.Bench.a".into(), "org.example.Other".into()],
+            ..Default::default()
+        };
+        let c = super::render("system", Some("unix:path=/tmp/x/bus"), 1000, &opts);
         assert!(c.contains("<type>system</type>"));
         assert!(c.contains("<listen>unix:path=/tmp/x/bus</listen>"));
         assert!(c.contains(r#"<allow own_prefix="io.killing.spark"/>"#));
+        assert!(c.contains(r#"<allow send_destination="io.killing.spark.Bench.a"/>"#));
+        assert!(!c.contains("org.example.Other"), "only benchmark names may be called");
         assert!(c.contains(r#"<limit name="max_match_rules_per_connection">20000</limit>"#));
-        assert!(!super::render("session", None, 0, "a.b").contains("<listen>"));
+        assert!(!super::render("session", None, 0, &opts).contains("<listen>"));
     }
 }

@@ -197,7 +197,7 @@ pub(crate) fn start(kind: BusKind, opts: &BusOptions) -> Result<RunningBus, BusE
     let mut _listener = None;
     match kind {
         BusKind::DbusDaemon | BusKind::Busd => {
-            text = config::render("system", Some(&address), uid, &opts.name_prefix);
+            text = config::render("system", Some(&address), uid, opts);
             config::write(&config_path, &text)?;
             cmd = Command::new(&program);
             if kind == BusKind::DbusDaemon {
@@ -208,7 +208,7 @@ pub(crate) fn start(kind: BusKind, opts: &BusOptions) -> Result<RunningBus, BusE
             }
         }
         BusKind::DbusBroker => {
-            text = config::render("session", None, uid, &opts.name_prefix);
+            text = config::render("session", None, uid, opts);
             config::write(&config_path, &text)?;
             let listener = UnixListener::bind(&socket)?;
             // The journal socket dbus-broker insists on, readable by us.

@@ -114,6 +114,10 @@ impl From<std::io::Error> for BusError {
 pub struct BusOptions {
     /// Well-known names under this prefix may be owned; no others.
     pub name_prefix: String,
+    /// Well-known names (under `name_prefix`) that clients may send method
+    /// calls to. Listed one by one because dbus-broker has no
+    /// `send_destination_prefix` (dbus-broker issue 253).
+    pub services: Vec<String>,
     /// How long to wait for the daemon to answer Hello.
     pub ready_timeout: Duration,
 }
@@ -122,6 +126,7 @@ impl Default for BusOptions {
     fn default() -> Self {
         BusOptions {
             name_prefix: "io.killing.spark".into(),
+            services: Vec::new(),
             ready_timeout: Duration::from_secs(20),
         }
     }

@@ -26,8 +26,14 @@ fn processes_mentioning(needle: &str) -> Vec<u32> {
         .collect()
 }
 
+const SERVICE: &str = "io.killing.spark.Bench.test";
+
 fn exercise(kind: BusKind) {
-    let bus = bus::start(kind, &BusOptions::default()).unwrap_or_else(|e| panic!("{kind}: {e}"));
+    let opts = BusOptions {
+        services: vec![SERVICE.into()],
+        ..BusOptions::default()
+    };
+    let bus = bus::start(kind, &opts).unwrap_or_else(|e| panic!("{kind}: {e}"));
     assert!(!bus.version().is_empty());
     assert!(bus.address().starts_with("unix:path="));
     let dir: PathBuf = bus.socket_path().parent().unwrap().to_path_buf();
@@ -50,17 +56,27 @@ fn exercise(kind: BusKind) {
     assert!(list.contains(&Value::Str(name.clone())), "{kind}: own name not listed");
     // A benchmark name may be owned.
     let r = a
-        .bus_call(
-            "RequestName",
-            &[Value::Str("io.killing.spark.Bench.test".into()), Value::U32(4)],
-        )
+        .bus_call("RequestName", &[Value::Str(SERVICE.into()), Value::U32(4)])
         .unwrap();
     assert_eq!(
         r.values.first(),
         Some(&Value::U32(1)),
         "{kind}: RequestName of a benchmark name"
     );
-    drop(a);
+    // Another connection may call it (the policy lets the benchmark through).
+    let server = std::thread::spawn(move || {
+        let call = a.next_call().unwrap();
+        a.reply(&call, &[Value::U32(7)]).unwrap();
+        a
+    });
+    let mut b = RawConnection::connect(bus.socket_path(), Duration::from_secs(5)).unwrap();
+    b.hello().unwrap();
+    let reply = b
+        .call(SERVICE, "/io/killing/spark", "io.killing.spark.Bench", "Ping", &[])
+        .unwrap_or_else(|e| panic!("{kind}: calling the benchmark service: {e:#}"));
+    assert_eq!(reply.values, vec![Value::U32(7)], "{kind}: reply");
+    drop(server.join().unwrap());
+    drop(b);
 
     bus.stop().unwrap();
     std::thread::sleep(Duration::from_millis(50));

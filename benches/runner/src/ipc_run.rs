@@ -154,7 +154,13 @@ fn bus_args(address: &str, socket: &Path, adapter: &AdapterEntry) -> Vec<String>
 }
 
 impl BusSession {
-    pub fn start(entry: &BusEntry, scratch: &Path, placement: Placement) -> Result<BusSession, String> {
+    /// `adapters`: whose services clients will call (the private bus's policy lets exactly those through).
+    pub fn start(
+        entry: &BusEntry,
+        adapters: &[&AdapterEntry],
+        scratch: &Path,
+        placement: Placement,
+    ) -> Result<BusSession, String> {
         let (medium, description) = if entry.id == "p2p" {
             (Medium::P2p, "peer to peer: no bus".to_string())
         } else if entry.id == SYSTEM_BUS {
@@ -163,7 +169,10 @@ impl BusSession {
             (Medium::Existing { address, socket }, description)
         } else {
             let kind: bus::BusKind = entry.id.parse().map_err(|e| format!("{e}"))?;
-            let opts = bus::BusOptions::default();
+            let opts = bus::BusOptions {
+                services: adapters.iter().map(|a| service_name(&a.id)).collect(),
+                ..bus::BusOptions::default()
+            };
             let running = bus::start(kind, &opts).map_err(|e| format!("{e:#}"))?;
             if let Some(cpu) = placement.bus {
                 for pid in running.pids() {

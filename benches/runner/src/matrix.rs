@@ -107,6 +107,14 @@ impl Matrix {
         );
         ensure!(!self.adapters.is_empty(), "no [[adapter]] entries");
         unique(self.adapters.iter().map(|a| a.id.as_str()), "adapter id")?;
+        for a in &self.adapters {
+            // Ids become bus names (ipc_run::service_name, nix/buses.nix serviceName).
+            ensure!(
+                !a.id.is_empty() && a.id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.'),
+                "adapter id {:?}: use only letters, digits, '-' and '.'",
+                a.id
+            );
+        }
         unique(self.adapters.iter().map(|a| a.package.as_str()), "adapter package")?;
         unique(self.scenarios.iter().map(|s| s.id.as_str()), "scenario id")?;
         unique(self.buses.iter().map(|b| b.id.as_str()), "bus id")?;

@@ -237,7 +237,7 @@ pub fn run(opts: RunOptions, interrupted: Arc<AtomicBool>) -> Result<RunSummary>
             if session.as_ref().map(|(id, _)| id) != Some(&bus.id) {
                 drop(session.take()); // stop the previous bus before starting the next
                 bar.set_message(format!("starting bus {}", bus.id));
-                let started = BusSession::start(bus, scratch.path(), opts.placement);
+                let started = BusSession::start(bus, &adapters, scratch.path(), opts.placement);
                 let description = match &started {
                     Ok(s) => s.description.clone(),
                     Err(e) => format!("could not start: {e}"),

@@ -120,7 +120,12 @@ extern "C" {
 /// DBUS_SYSTEM_BUS_ADDRESS, here a private dbus-daemon standing in for it.
 #[test]
 fn system_bus_mode_uses_the_existing_bus() {
-    let system = bus::start(bus::BusKind::DbusDaemon, &bus::BusOptions::default()).unwrap();
+    // Like a NixOS system bus with our policy: fault-ok's service (ipc_run::service_name) may be called.
+    let opts = bus::BusOptions {
+        services: vec!["io.killing.spark.Bench.fault_ok".into()],
+        ..bus::BusOptions::default()
+    };
+    let system = bus::start(bus::BusKind::DbusDaemon, &opts).unwrap();
     let setup = fault_setup("system-bus", &["fault-ok"], &["call/void", "call/echo-bytes/64"]);
     let run = |address: &str| {
         let _ = std::fs::remove_dir_all(setup.out());
