@@ -33,7 +33,9 @@ fn cell_text(e: &Entry, adapter: &str, notes: &mut Notes) -> String {
                 extra.push(format!("{r:.2}×"));
             }
             if let Some(f) = m.floor_ratio {
-                extra.push(format!("{f:.1}× floor"));
+                // Cached reads never touch the socket: keep two significant digits below 1.
+                let text = if f >= 1.0 { format!("{f:.1}") } else { format!("{f:.2}") };
+                extra.push(format!("{text}× floor"));
             }
             if !extra.is_empty() {
                 s += &format!(" ({})", extra.join(", "));
