@@ -1,7 +1,7 @@
 //! dbus-rs 0.9 through its typed argument traits: `IterAppend` appends each
 //! argument (`Dict` keeps insertion order), libdbus marshals the message, and
 //! `Message::demarshal` + `Iter::read` read typed values back (strings are
-//! borrowed from libdbus, fixed-size arrays read as slices).
+//! borrowed from libdbus, fixed-size arrays read as slices). IPC: see `ipc`.
 
 use anyhow::{anyhow, Context, Result};
 use dbus::arg::{Array, Dict, Iter, IterAppend, Variant};
@@ -13,8 +13,10 @@ harness::adapter_main!(
     id: "dbus-0.9",
     library: "dbus",
     codec: DbusRs,
-    ipc: harness::ipc::NoTransport("IPC is not implemented in this adapter yet")
+    ipc: ipc::DbusIpc
 );
+
+mod ipc;
 
 struct DbusRs;
 
