@@ -24,11 +24,13 @@ use rustbus::wire::unmarshal::traits::Variant;
 use rustbus::wire::unmarshal::{self as unmarshal, UnmarshalContext, UnmarshalResult};
 use rustbus::{ByteOrder, Marshal, MessageBuilder, Signature, Unmarshal};
 
+mod ipc;
+
 harness::adapter_main!(
     id: "rustbus-0.19",
     library: "rustbus",
     codec: Rustbus,
-    ipc: harness::ipc::NoTransport("IPC is not implemented in this adapter yet")
+    ipc: ipc::RustbusIpc
 );
 
 struct Rustbus;
@@ -169,6 +171,26 @@ impl<'buf, 'fds, K: Unmarshal<'buf, 'fds>, V: Unmarshal<'buf, 'fds>> Unmarshal<'
     }
 }
 
+/// The signal of a marshal scenario (also sent by `connect/marshal-send`).
+fn build_signal(body: &Body) -> Result<MarshalledMessage> {
+    let mut msg = MessageBuilder::with_byteorder(ByteOrder::LittleEndian)
+        .signal(payload::INTERFACE, payload::MEMBER, payload::PATH)
+        .build();
+    match body {
+        Body::Units(units) => {
+            for u in units {
+                msg.body.push_param3(&u.s, u.t, &u.st)?;
+                msg.body
+                    .push_param3(DictRef(&u.dict, |v: &i32| *v), u.at.as_slice(), u.as_.as_slice())?;
+            }
+        }
+        Body::AsvDict(entries) => {
+            msg.body.push_param(DictRef(entries, |v: &String| StrVariant(v)))?;
+        }
+    }
+    Ok(msg)
+}
+
 fn parse(bytes: &[u8]) -> Result<MarshalledMessage> {
     let (header_len, header) = unmarshal::unmarshal_header(bytes, 0)?;
     let (fields_len, dynheader) = unmarshal::unmarshal_dynamic_header(&header, bytes, header_len)?;
@@ -180,21 +202,7 @@ impl Codec for Rustbus {
     type Wire = Vec<u8>;
 
     fn marshal(&mut self, body: &Body) -> Result<Vec<u8>> {
-        let mut msg = MessageBuilder::with_byteorder(ByteOrder::LittleEndian)
-            .signal(payload::INTERFACE, payload::MEMBER, payload::PATH)
-            .build();
-        match body {
-            Body::Units(units) => {
-                for u in units {
-                    msg.body.push_param3(&u.s, u.t, &u.st)?;
-                    msg.body
-                        .push_param3(DictRef(&u.dict, |v: &i32| *v), u.at.as_slice(), u.as_.as_slice())?;
-                }
-            }
-            Body::AsvDict(entries) => {
-                msg.body.push_param(DictRef(entries, |v: &String| StrVariant(v)))?;
-            }
-        }
+        let msg = build_signal(body)?;
         let mut wire = Vec::with_capacity(header_capacity(msg.get_sig().len()) + msg.get_buf().len());
         marshal::marshal(&msg, payload::SERIAL, &mut wire)?;
         wire.extend_from_slice(msg.get_buf());

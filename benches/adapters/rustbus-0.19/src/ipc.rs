@@ -1,0 +1,473 @@
+//! The IPC side with rustbus 0.19's blocking connections. The server is a
+//! `DispatchConn` (rustbus's dispatcher for services) with one handler on the
+//! benchmark object; it answers `Properties.Get` itself, as rustbus has no
+//! object or property layer. Clients are `RpcConn`s: every call is a
+//! `MessageBuilder` message sent with `send_message(..).write_all()` and
+//! matched with `wait_response`; properties are read with a hand-built
+//! `org.freedesktop.DBus.Properties.Get` (rustbus has no proxy and no property
+//! cache: every read is a round trip). Signals are `MessageBuilder::signal`s;
+//! receivers send `standard_messages::add_match` and keep only `Ping` with an
+//! `RpcConn` filter, then take it with `wait_signal`.
+//!
+//! rustbus's `get_session_bus_path`/`get_system_bus_path` read
+//! `DBUS_SESSION_BUS_ADDRESS` or use the fixed `/run/dbus/system_bus_socket`,
+//! so every connection is made to the socket path the transport names
+//! (`DuplexConn::connect_to_bus` / `RpcConn::connect_to_path`).
+
+use anyhow::{bail, ensure, Context, Result};
+use harness::ipc::{self as h, IpcOp, Method, Transport};
+use harness::{payload, Digest};
+use nix::sys::socket::UnixAddr;
+use rustbus::connection::dispatch_conn::{HandleEnvironment, HandleError, HandleResult, Matches};
+use rustbus::connection::ll_conn::force_finish_on_error;
+use rustbus::connection::Timeout;
+use rustbus::message_builder::{MarshalledMessage, MarshalledMessageBody};
+use rustbus::wire::errors::MarshalError;
+use rustbus::wire::unmarshal::traits::Variant;
+use rustbus::wire::ObjectPath;
+use rustbus::{standard_messages, DispatchConn, DuplexConn, MessageBuilder, MessageType, RpcConn};
+
+pub struct RustbusIpc;
+
+const PROPERTIES: &str = "org.freedesktop.DBus.Properties";
+
+/// Why nothing runs peer to peer: the service cannot be served there.
+const NO_P2P_SERVER: &str = "rustbus 0.19.3 cannot serve a peer-to-peer connection: its auth module has only \
+     the client side of SASL (do_auth, negotiate_unix_fds, send_begin; nothing answers AUTH or sends OK <guid>), \
+     and DuplexConn's only constructor is DuplexConn::connect_to_bus(UnixAddr, bool), which connects and \
+     authenticates as a client: there is no way to wrap an accepted UnixStream (SendConn/RecvConn fields are private)";
+
+fn unix_addr(t: &Transport) -> Result<UnixAddr> {
+    let socket = match t {
+        Transport::Bus { socket, .. } | Transport::P2p { socket } => socket,
+    };
+    Ok(UnixAddr::new(socket.as_path())?)
+}
+
+/// A client connection: SASL (with unix fd negotiation) and Hello on a bus, SASL only peer to peer.
+fn connect(t: &Transport) -> Result<RpcConn> {
+    let addr = unix_addr(t)?;
+    Ok(match t {
+        Transport::Bus { .. } => RpcConn::connect_to_path(addr, Timeout::Infinite)?,
+        Transport::P2p { .. } => RpcConn::new(DuplexConn::connect_to_bus(addr, true)?),
+    })
+}
+
+/// Sends `msg` and blocks until every byte is written; returns its serial.
+fn send(conn: &mut RpcConn, msg: &mut MarshalledMessage) -> Result<u32> {
+    Ok(conn.send_message(msg)?.write_all().map_err(force_finish_on_error)?)
+}
+
+/// Sends a call and waits for its reply; an error reply is an error.
+fn call_msg(conn: &mut RpcConn, msg: &mut MarshalledMessage) -> Result<MarshalledMessage> {
+    let serial = send(conn, msg)?;
+    let reply = conn.wait_response(serial, Timeout::Infinite)?;
+    if reply.typ == MessageType::Error || reply.dynheader.error_name.is_some() {
+        let text: String = reply.body.parser().get().unwrap_or_default();
+        bail!(
+            "error reply {}: {text}",
+            reply.dynheader.error_name.as_deref().unwrap_or("(no name)")
+        );
+    }
+    Ok(reply)
+}
+
+/// A client of the benchmark service.
+struct Client {
+    conn: RpcConn,
+    /// The service's name on a bus; none peer to peer.
+    destination: Option<String>,
+}
+
+impl Client {
+    fn new(t: &Transport) -> Result<Self> {
+        Ok(Client {
+            conn: connect(t)?,
+            destination: match t {
+                Transport::Bus { service_name, .. } => Some(service_name.clone()),
+                Transport::P2p { .. } => None,
+            },
+        })
+    }
+
+    fn message(&self, interface: &str, member: &str) -> MarshalledMessage {
+        let call = MessageBuilder::new()
+            .call(member)
+            .with_interface(interface)
+            .on(h::OBJECT_PATH);
+        match &self.destination {
+            Some(d) => call.at(d.as_str()).build(),
+            None => call.build(),
+        }
+    }
+
+    /// Calls `member` of the benchmark interface with the arguments `args` pushes.
+    fn call(
+        &mut self,
+        member: &str,
+        args: impl FnOnce(&mut MarshalledMessageBody) -> Result<(), MarshalError>,
+    ) -> Result<MarshalledMessage> {
+        let mut msg = self.message(h::INTERFACE, member);
+        args(&mut msg.body)?;
+        call_msg(&mut self.conn, &mut msg)
+    }
+
+    /// `Properties.Get(INTERFACE, "Items")`, digested (rustbus's way: a plain call, the variant read from the reply).
+    fn read_items(&mut self, d: &mut Digest) -> Result<()> {
+        let mut msg = self.message(PROPERTIES, "Get");
+        msg.body.push_param2(h::INTERFACE, h::PROPERTY)?;
+        let reply = call_msg(&mut self.conn, &mut msg)?;
+        let v: Variant = reply.body.parser().get()?;
+        let items: Vec<(&str, &str)> = v.get()?;
+        for (a, b) in &items {
+            d.str(a);
+            d.str(b);
+        }
+        d.len(items.len());
+        Ok(())
+    }
+
+    fn items(&mut self) -> Result<Vec<(String, String)>> {
+        let mut msg = self.message(PROPERTIES, "Get");
+        msg.body.push_param2(h::INTERFACE, h::PROPERTY)?;
+        let reply = call_msg(&mut self.conn, &mut msg)?;
+        let v: Variant = reply.body.parser().get()?;
+        Ok(v.get()?)
+    }
+
+    fn method(&mut self, m: Method) -> Result<u64> {
+        let mut d = Digest::new();
+        let member = m.member();
+        let reply = match m {
+            Method::InInt | Method::InOutInt => self.call(member, |b| b.push_param(h::IN_INT))?,
+            Method::InString => self.call(member, |b| b.push_param(h::IN_STRING))?,
+            Method::InOutString => self.call(member, |b| b.push_param(h::OUT_STRING))?,
+            _ => self.call(member, |_| Ok(()))?,
+        };
+        let mut p = reply.body.parser();
+        match m {
+            Method::Void | Method::InInt | Method::InString => {}
+            Method::OutInt | Method::InOutInt => d.i32(p.get()?),
+            Method::OutString | Method::InOutString => d.str(p.get()?),
+            Method::ObjectRef => {
+                let (name, path): (&str, ObjectPath<&str>) = p.get()?;
+                d.str(name);
+                d.str(path.as_ref());
+            }
+            Method::RelationSet => {
+                let set: Vec<(&str, ObjectPath<&str>)> = p.get()?;
+                for (name, path) in &set {
+                    d.str(name);
+                    d.str(path.as_ref());
+                }
+                d.len(set.len());
+            }
+        }
+        ensure!(p.get_next_sig().is_none(), "the reply has more arguments than expected");
+        Ok(d.finish())
+    }
+}
+
+fn emit_ping(conn: &mut RpcConn) -> Result<()> {
+    let mut sig = MessageBuilder::new()
+        .signal(h::INTERFACE, h::SIGNAL, h::OBJECT_PATH)
+        .build();
+    sig.body.push_param(h::SIGNAL_TEXT)?;
+    send(conn, &mut sig)?;
+    Ok(())
+}
+
+/// Installs a match rule and waits until the bus has it.
+fn add_match(conn: &mut RpcConn, rule: &str) -> Result<()> {
+    call_msg(conn, &mut standard_messages::add_match(rule)).with_context(|| format!("AddMatch {rule}"))?;
+    Ok(())
+}
+
+/// A connection that receives `Ping`: the match rule on the bus, and an
+/// `RpcConn` filter that drops every other signal (NameAcquired after Hello).
+fn ping_receiver(t: &Transport) -> Result<RpcConn> {
+    let mut conn = connect(t)?;
+    conn.set_filter(Box::new(|msg| match msg.typ {
+        MessageType::Signal => {
+            msg.dynheader.interface.as_deref() == Some(h::INTERFACE)
+                && msg.dynheader.member.as_deref() == Some(h::SIGNAL)
+        }
+        _ => true,
+    }));
+    add_match(&mut conn, &h::ping_rule())?;
+    Ok(conn)
+}
+
+/// The digest of the next `Ping`: its text.
+fn receive_ping(conn: &mut RpcConn) -> Result<u64> {
+    let sig = conn.wait_signal(Timeout::Infinite)?;
+    let mut d = Digest::new();
+    d.str(sig.body.parser().get()?);
+    Ok(d.finish())
+}
+
+// ---- the server ----
+
+/// The served object's state (`harness::ipc`'s table).
+struct Service {
+    /// (service name, object path i); `ObjectRef` returns the first.
+    relation_set: Vec<(String, ObjectPath<String>)>,
+    items: Vec<(String, String)>,
+}
+
+/// What the dispatcher's handlers return for messages that are not calls.
+#[derive(Debug)]
+struct NotACall;
+
+type Env<'a> = HandleEnvironment<Service, NotACall>;
+
+fn unknown_method(call: &MarshalledMessage) -> MarshalledMessage {
+    let mut err = standard_messages::unknown_method(&call.dynheader);
+    // rustbus 0.19.3's make_error_response leaves the type at Reply.
+    err.typ = MessageType::Error;
+    err
+}
+
+/// The reply to a call on the benchmark object; `None` for an unknown method.
+fn reply(svc: &Service, call: &MarshalledMessage) -> Result<Option<MarshalledMessage>> {
+    let hdr = &call.dynheader;
+    let mut reply = hdr.make_response();
+    let mut p = call.body.parser();
+    let member = hdr.member.as_deref().unwrap_or_default();
+    match hdr.interface.as_deref() {
+        Some(h::INTERFACE) | None => match member {
+            "Void" => {}
+            "InInt" => {
+                let _: i32 = p.get()?;
+            }
+            "OutInt" => reply.body.push_param(h::OUT_INT)?,
+            "InOutInt" => reply.body.push_param(p.get::<i32>()? + 1)?,
+            "InString" => {
+                let _: &str = p.get()?;
+            }
+            "OutString" => reply.body.push_param(h::OUT_STRING)?,
+            "InOutString" => reply.body.push_param(p.get::<&str>()?)?,
+            "ObjectRef" => reply.body.push_param(&svc.relation_set[0])?,
+            "RelationSet" => reply.body.push_param(svc.relation_set.as_slice())?,
+            // `ay` both ways as one slice (rustbus's byte-array paths).
+            "EchoBytes" => reply.body.push_param(p.get::<&[u8]>()?)?,
+            _ => return Ok(None),
+        },
+        Some(PROPERTIES) if member == "Get" => {
+            let (interface, property): (&str, &str) = p.get2()?;
+            if interface != h::INTERFACE || property != h::PROPERTY {
+                let mut err = hdr.make_error_response(
+                    "org.freedesktop.DBus.Error.UnknownProperty",
+                    Some(format!("no property {interface}.{property}")),
+                );
+                err.typ = MessageType::Error;
+                return Ok(Some(err));
+            }
+            reply.body.push_variant(svc.items.as_slice())?;
+        }
+        _ => return Ok(None),
+    }
+    Ok(Some(reply))
+}
+
+/// The handler of `OBJECT_PATH`.
+fn bench_handler(svc: &mut Service, _: Matches, msg: &MarshalledMessage, _: &mut Env) -> HandleResult<NotACall> {
+    if msg.typ != MessageType::Call {
+        return Err(HandleError::User(NotACall));
+    }
+    match reply(svc, msg) {
+        Ok(Some(reply)) => Ok(Some(reply)),
+        Ok(None) => Ok(Some(unknown_method(msg))),
+        Err(e) => {
+            let mut err = msg
+                .dynheader
+                .make_error_response("org.freedesktop.DBus.Error.InvalidArgs", Some(format!("{e:#}")));
+            err.typ = MessageType::Error;
+            Ok(Some(err))
+        }
+    }
+}
+
+/// Everything not addressed to `OBJECT_PATH`: signals to this connection
+/// (NameAcquired) and replies are not answered; calls get UnknownMethod.
+fn default_handler(_: &mut Service, _: Matches, msg: &MarshalledMessage, _: &mut Env) -> HandleResult<NotACall> {
+    match msg.typ {
+        MessageType::Call => Ok(Some(unknown_method(msg))),
+        _ => Err(HandleError::User(NotACall)),
+    }
+}
+
+fn serve_bus(socket: &std::path::Path, service_name: &str, ready: &mut dyn FnMut()) -> Result<()> {
+    let mut conn = DuplexConn::connect_to_bus(UnixAddr::new(socket)?, false).context("connecting to the bus")?;
+    conn.send_hello(Timeout::Infinite).context("Hello")?;
+    let serial = conn.send.send_message_write_all(&standard_messages::request_name(
+        service_name,
+        standard_messages::DBUS_NAME_FLAG_DO_NOT_QUEUE,
+    ))?;
+    // Signals (NameAcquired) arriving before the reply are dropped.
+    loop {
+        let msg = conn.recv.get_next_message(Timeout::Infinite)?;
+        if msg.dynheader.response_serial != Some(serial) {
+            continue;
+        }
+        ensure!(
+            msg.typ == MessageType::Reply && msg.dynheader.error_name.is_none(),
+            "requesting {service_name}: {:?}",
+            msg.dynheader.error_name
+        );
+        let code: u32 = msg.body.parser().get()?;
+        ensure!(
+            code == standard_messages::DBUS_REQUEST_NAME_REPLY_PRIMARY_OWNER,
+            "requesting {service_name}: reply {code}"
+        );
+        break;
+    }
+    let service = Service {
+        relation_set: (0..10)
+            .map(|i| Ok((service_name.to_owned(), ObjectPath::new(h::object_path(i))?)))
+            .collect::<Result<_>>()?,
+        items: h::items(),
+    };
+    let mut dispatch = DispatchConn::new(conn, service, Box::new(default_handler));
+    dispatch.add_handler(h::OBJECT_PATH, Box::new(bench_handler));
+    ready();
+    loop {
+        // `run` returns on every handler error: ours mean "not a call, no reply", so it is re-entered.
+        match dispatch.run() {
+            Err((_, HandleError::User(NotACall))) => continue,
+            Err((msg, e)) => bail!("serving failed: {e:?} (message {msg:?})"),
+            Ok(()) => unreachable!("DispatchConn::run returns only on error"),
+        }
+    }
+}
+
+type Op<'a> = Box<dyn FnMut() -> Result<u64> + 'a>;
+
+impl h::Ipc for RustbusIpc {
+    fn unsupported_ipc(&self, op: IpcOp, p2p: bool) -> Option<String> {
+        if !p2p {
+            return None;
+        }
+        Some(match op {
+            IpcOp::ConnectHello => "peer to peer there is no bus to say Hello to: a p2p connection is SASL only \
+                                    (DuplexConn::connect_to_bus without send_hello)"
+                .into(),
+            IpcOp::EmitReceive => "needs a bus to route the signal: peer to peer, a signal emitted on one connection \
+                                   reaches only the server at the other end, never a second client connection"
+                .into(),
+            IpcOp::Fanout(_) => "fan-out needs a bus: peer to peer there are no match rules and nothing routes one \
+                                 signal to other connections"
+                .into(),
+            IpcOp::NonmatchingRules(_) => {
+                "match rules are installed on a bus (AddMatch); peer to peer there is no bus to hold them".into()
+            }
+            _ => NO_P2P_SERVER.into(),
+        })
+    }
+
+    fn serve(&mut self, transport: &Transport, ready: &mut dyn FnMut()) -> Result<()> {
+        match transport {
+            Transport::Bus {
+                socket, service_name, ..
+            } => serve_bus(socket, service_name, ready),
+            Transport::P2p { .. } => bail!("{NO_P2P_SERVER}"),
+        }
+    }
+
+    fn subscribe(
+        &mut self,
+        transport: &Transport,
+        connections: usize,
+        extra_rules: usize,
+        ready: &mut dyn FnMut(),
+        all_received: &mut dyn FnMut(),
+    ) -> Result<()> {
+        if transport.is_p2p() {
+            bail!("subscribers need a bus (match rules)");
+        }
+        let mut subscribers = Vec::with_capacity(connections);
+        for i in 0..connections {
+            let mut conn = ping_receiver(transport)?;
+            if i == 0 {
+                for j in 0..extra_rules {
+                    add_match(&mut conn, &h::nonmatching_rule(j))?;
+                }
+            }
+            subscribers.push(conn);
+        }
+        ready();
+        let expected = IpcOp::EmitReceive.expected_digest("");
+        loop {
+            for conn in &mut subscribers {
+                ensure!(receive_ping(conn)? == expected, "a Ping with the wrong text");
+            }
+            all_received();
+        }
+    }
+
+    fn client<'a>(&'a mut self, transport: &Transport, op: IpcOp) -> Result<Op<'a>> {
+        let t = transport.clone();
+        Ok(match op {
+            IpcOp::Call(m) => {
+                let mut client = Client::new(&t)?;
+                Box::new(move || client.method(m))
+            }
+            IpcOp::EchoBytes(n) => {
+                let mut client = Client::new(&t)?;
+                let payload = h::echo_payload(n);
+                Box::new(move || {
+                    let reply = client.call("EchoBytes", |b| b.push_param(payload.as_slice()))?;
+                    let mut d = Digest::new();
+                    d.bytes(reply.body.parser().get::<&[u8]>()?);
+                    Ok(d.finish())
+                })
+            }
+            IpcOp::PropertyGet | IpcOp::PropertyGetX100 => {
+                let reads = if op == IpcOp::PropertyGet { 1 } else { 100 };
+                let mut client = Client::new(&t)?;
+                Box::new(move || {
+                    let mut d = Digest::new();
+                    for _ in 0..reads {
+                        client.read_items(&mut d)?;
+                    }
+                    Ok(d.finish())
+                })
+            }
+            IpcOp::EmitReceive => {
+                let mut tx = connect(&t)?;
+                let mut rx = ping_receiver(&t)?;
+                Box::new(move || {
+                    emit_ping(&mut tx)?;
+                    receive_ping(&mut rx)
+                })
+            }
+            IpcOp::Fanout(_) | IpcOp::NonmatchingRules(_) => {
+                let mut conn = connect(&t)?;
+                Box::new(move || {
+                    emit_ping(&mut conn)?;
+                    Ok(Digest::new().finish())
+                })
+            }
+            IpcOp::ConnectHello => Box::new(move || {
+                // Dropping the connection closes its socket.
+                drop(connect(&t)?);
+                Ok(Digest::new().finish())
+            }),
+            IpcOp::ConnectMarshalSend => {
+                let body = payload::mixed();
+                Box::new(move || {
+                    let mut conn = connect(&t)?;
+                    let mut msg = crate::build_signal(&body)?;
+                    send(&mut conn, &mut msg)?; // write_all: every byte is on the socket
+                    drop(conn);
+                    Ok(Digest::new().finish())
+                })
+            }
+            IpcOp::PropertyColdStart | IpcOp::RawSocket(_) => bail!("{op:?} is not a client operation"),
+        })
+    }
+
+    fn cold_start(&mut self, transport: &Transport) -> Result<Vec<(String, String)>> {
+        Client::new(transport)?.items()
+    }
+}
