@@ -19,11 +19,13 @@ use harness::payload::{self, Body, Unit};
 use harness::scenario::{Kind, Scenario};
 use harness::{Codec, Digest, Shape};
 
+mod ipc;
+
 harness::adapter_main!(
     id: "dbus-bytestream-0.1",
     library: "dbus-bytestream",
     codec: Bytestream,
-    ipc: harness::ipc::NoTransport("IPC is not implemented in this adapter yet")
+    ipc: ipc::BytestreamIpc
 );
 
 struct Bytestream;
@@ -44,7 +46,7 @@ fn structure(objects: Vec<Value>, signature: &str) -> Value {
     })
 }
 
-fn add_unit(msg: Message, u: &Unit) -> Message {
+pub(crate) fn add_unit(msg: Message, u: &Unit) -> Message {
     let st = structure(
         vec![Value::BasicValue(BasicValue::Uint64(u.st.0)), string(&u.st.1)],
         "(ts)",
