@@ -1,10 +1,11 @@
 //! `dbus-matrix`: runs the D-Bus library benchmark matrix and reports on it.
 //!
-//! Exit status: 0 success; 1 a cell failed (run) or verification failed;
-//! 2 bad input (usage, matrix.toml, results file, missing binary);
+//! Exit status: 0 success; 1 a cell failed (run), verification failed, or a
+//! significant regression (compare); 2 bad input (usage, matrix.toml, results file, missing binary);
 //! 130 interrupted (the results file keeps the finished cells).
 
 mod adapters;
+mod compare;
 mod environment;
 mod exec;
 mod export;
@@ -82,6 +83,29 @@ enum Cmd {
         #[arg(long, value_enum, default_value = "markdown")]
         format: export::Format,
     },
+    /// Compare two results files cell by cell: NEW/OLD with a significance verdict.
+    /// Exits 1 when a cell regressed significantly beyond --threshold or broke.
+    Compare {
+        old: PathBuf,
+        new: PathBuf,
+        /// Relative change of the median that counts (0.05 = 5%); smaller significant changes are "unchanged".
+        #[arg(long, default_value_t = 0.05)]
+        threshold: f64,
+        /// Significance level of the Mann-Whitney U test on per-sample times.
+        #[arg(long, default_value_t = 0.05)]
+        alpha: f64,
+        #[arg(long, value_enum, default_value = "markdown")]
+        format: CompareFormat,
+        /// Only these adapters (comma-separated ids).
+        #[arg(long, value_delimiter = ',')]
+        adapters: Vec<String>,
+        /// Only these scenarios (comma-separated ids).
+        #[arg(long, value_delimiter = ',')]
+        scenarios: Vec<String>,
+        /// Only IPC cells on these buses (comma-separated ids).
+        #[arg(long, value_delimiter = ',')]
+        buses: Vec<String>,
+    },
     /// Check that every adapter does the same work (bytes and values), untimed.
     Verify {
         #[arg(long, value_delimiter = ',')]
@@ -93,7 +117,14 @@ enum Cmd {
     List,
 }
 
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum CompareFormat {
+    Markdown,
+    Json,
+}
+
 const EXIT_CELL_FAILED: u8 = 1;
+const EXIT_REGRESSED: u8 = 1;
 const EXIT_BAD_INPUT: u8 = 2;
 const EXIT_INTERRUPTED: u8 = 130;
 
@@ -177,6 +208,37 @@ fn real_main(cli: Cli, interrupted: Arc<AtomicBool>) -> anyhow::Result<ExitCode>
             let results = store::load(&file)?;
             print!("{}", export::render(&results, format));
             Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Compare {
+            old,
+            new,
+            threshold,
+            alpha,
+            format,
+            adapters,
+            scenarios,
+            buses,
+        } => {
+            anyhow::ensure!(threshold >= 0.0, "--threshold must not be negative");
+            anyhow::ensure!(alpha > 0.0 && alpha < 1.0, "--alpha must be between 0 and 1");
+            let (old_results, new_results) = (store::load(&old)?, store::load(&new)?);
+            let opts = compare::CompareOptions {
+                threshold,
+                alpha,
+                adapters,
+                scenarios,
+                buses,
+            };
+            let c = compare::compare(&old_results, &new_results, &opts)?;
+            match format {
+                CompareFormat::Markdown => print!("{}", compare::markdown(&c)),
+                CompareFormat::Json => println!("{}", serde_json::to_string_pretty(&c)?),
+            }
+            Ok(if c.regressions() > 0 {
+                ExitCode::from(EXIT_REGRESSED)
+            } else {
+                ExitCode::SUCCESS
+            })
         }
         Cmd::Verify { adapters, scenarios } => {
             let m = load_matrix()?;

@@ -1,0 +1,446 @@
+//! `dbus-matrix compare OLD NEW`: per cell, NEW/OLD with a significance verdict.
+//!
+//! Wall time: the two-sided Mann-Whitney U test on the per-sample times
+//! (`sample_ns`, normal approximation with tie and continuity correction) at
+//! `alpha`; a significant change is a regression or an improvement only when
+//! the ratio of medians is beyond `threshold`. Files without per-sample times
+//! fall back to "the 95% intervals of the medians do not overlap".
+//! Instructions per operation are deterministic: any difference is real, and
+//! the threshold alone decides the verdict.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+use harness::results::{Cell, CellStatus, ResultsFile};
+use serde::Serialize;
+
+#[derive(Clone, Debug)]
+pub struct CompareOptions {
+    /// Relative change of the median below which a cell is unchanged (0.05 = 5%).
+    pub threshold: f64,
+    /// Significance level of the rank test.
+    pub alpha: f64,
+    pub adapters: Vec<String>,
+    pub scenarios: Vec<String>,
+    pub buses: Vec<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Verdict {
+    /// Was ok, now failed.
+    Broken,
+    Regressed,
+    Improved,
+    Unchanged,
+    /// Was failed, now ok.
+    Fixed,
+    /// Status changed otherwise (supported <-> unsupported), or in one file only.
+    Changed,
+}
+
+impl Verdict {
+    pub fn is_regression(self) -> bool {
+        matches!(self, Verdict::Broken | Verdict::Regressed)
+    }
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Metric {
+    pub old: f64,
+    pub new: f64,
+    /// new / old.
+    pub ratio: f64,
+    /// The test that decided significance: `mann-whitney`, `ci-overlap` or `exact`.
+    pub test: &'static str,
+    /// Two-sided p-value of the Mann-Whitney test.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub p_value: Option<f64>,
+    pub significant: bool,
+    pub verdict: Verdict,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct CellComparison {
+    pub adapter: String,
+    pub scenario: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bus: Option<String>,
+    pub old_status: Option<CellStatus>,
+    pub new_status: Option<CellStatus>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wall_median_ns: Option<Metric>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub instructions_per_op: Option<Metric>,
+    /// The worst of the metric verdicts, or the status change.
+    pub verdict: Verdict,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Comparison {
+    pub old_revision: String,
+    pub new_revision: String,
+    pub threshold: f64,
+    pub alpha: f64,
+    /// What differs between the two runs besides the code under test
+    /// (library versions, machine, toolchain, profile, bus daemons).
+    pub differences: Vec<String>,
+    pub cells: Vec<CellComparison>,
+}
+
+impl Comparison {
+    pub fn regressions(&self) -> usize {
+        self.cells.iter().filter(|c| c.verdict.is_regression()).count()
+    }
+
+    pub fn count(&self, v: Verdict) -> usize {
+        self.cells.iter().filter(|c| c.verdict == v).count()
+    }
+}
+
+type Key = (String, String, Option<String>);
+
+pub fn compare(old: &ResultsFile, new: &ResultsFile, opts: &CompareOptions) -> anyhow::Result<Comparison> {
+    let wanted = |c: &Cell| {
+        (opts.adapters.is_empty() || opts.adapters.contains(&c.adapter))
+            && (opts.scenarios.is_empty() || opts.scenarios.contains(&c.scenario))
+            && (opts.buses.is_empty() || c.bus.as_ref().is_some_and(|b| opts.buses.contains(b)))
+    };
+    let index = |r: &ResultsFile| -> BTreeMap<Key, Cell> {
+        r.cells
+            .iter()
+            .filter(|c| wanted(c))
+            .map(|c| (c.key(), c.clone()))
+            .collect()
+    };
+    check_filters(old, new, opts)?;
+    let (old_cells, new_cells) = (index(old), index(new));
+    let mut keys: Vec<&Key> = old_cells.keys().chain(new_cells.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    let cells = keys
+        .into_iter()
+        .map(|k| compare_cell(k, old_cells.get(k), new_cells.get(k), opts))
+        .collect();
+    Ok(Comparison {
+        old_revision: old.run.revision.clone(),
+        new_revision: new.run.revision.clone(),
+        threshold: opts.threshold,
+        alpha: opts.alpha,
+        differences: differences(old, new),
+        cells,
+    })
+}
+
+/// A filter naming something neither file has is a typo, not an empty result.
+fn check_filters(old: &ResultsFile, new: &ResultsFile, opts: &CompareOptions) -> anyhow::Result<()> {
+    let all = || old.cells.iter().chain(&new.cells);
+    let check = |names: &[String], what: &str, has: &dyn Fn(&Cell, &str) -> bool| -> anyhow::Result<()> {
+        for n in names {
+            anyhow::ensure!(all().any(|c| has(c, n)), "no {what} {n:?} in either results file");
+        }
+        Ok(())
+    };
+    check(&opts.adapters, "adapter", &|c, n| c.adapter == n)?;
+    check(&opts.scenarios, "scenario", &|c, n| c.scenario == n)?;
+    check(&opts.buses, "bus", &|c, n| c.bus.as_deref() == Some(n))
+}
+
+fn compare_cell(key: &Key, old: Option<&Cell>, new: Option<&Cell>, opts: &CompareOptions) -> CellComparison {
+    let (adapter, scenario, bus) = key.clone();
+    let mut out = CellComparison {
+        adapter,
+        scenario,
+        bus,
+        old_status: old.map(|c| c.status),
+        new_status: new.map(|c| c.status),
+        wall_median_ns: None,
+        instructions_per_op: None,
+        verdict: Verdict::Changed,
+    };
+    let (Some(o), Some(n)) = (old, new) else {
+        return out;
+    };
+    use CellStatus::*;
+    out.verdict = match (o.status, n.status) {
+        (Ok, Failed) => Verdict::Broken,
+        (Failed, Ok) => Verdict::Fixed,
+        (Ok, Ok) => {
+            let (om, nm) = (o.measurement.as_ref().unwrap(), n.measurement.as_ref().unwrap());
+            out.wall_median_ns = Some(wall_metric(&om.wall, &nm.wall, opts));
+            if let (Some(a), Some(b)) = (om.instructions_per_op, nm.instructions_per_op) {
+                out.instructions_per_op = Some(exact_metric(a, b, opts.threshold));
+            }
+            [&out.wall_median_ns, &out.instructions_per_op]
+                .into_iter()
+                .flatten()
+                .map(|m| m.verdict)
+                .min()
+                .unwrap_or(Verdict::Unchanged)
+        }
+        (a, b) if a == b => Verdict::Unchanged,
+        _ => Verdict::Changed,
+    };
+    out
+}
+
+fn by_threshold(ratio: f64, significant: bool, threshold: f64) -> Verdict {
+    if !significant {
+        Verdict::Unchanged
+    } else if ratio > 1.0 + threshold {
+        Verdict::Regressed
+    } else if ratio < 1.0 / (1.0 + threshold) {
+        Verdict::Improved
+    } else {
+        Verdict::Unchanged
+    }
+}
+
+fn wall_metric(old: &harness::results::WallTime, new: &harness::results::WallTime, opts: &CompareOptions) -> Metric {
+    let ratio = new.median_ns.point / old.median_ns.point;
+    let (test, p_value, significant) = if old.sample_ns.len() >= 3 && new.sample_ns.len() >= 3 {
+        let p = mann_whitney_p(&old.sample_ns, &new.sample_ns);
+        ("mann-whitney", Some(p), p < opts.alpha)
+    } else {
+        let disjoint = new.median_ns.lower > old.median_ns.upper || new.median_ns.upper < old.median_ns.lower;
+        ("ci-overlap", None, disjoint)
+    };
+    Metric {
+        old: old.median_ns.point,
+        new: new.median_ns.point,
+        ratio,
+        test,
+        p_value,
+        significant,
+        verdict: by_threshold(ratio, significant, opts.threshold),
+    }
+}
+
+fn exact_metric(old: f64, new: f64, threshold: f64) -> Metric {
+    let ratio = if old == 0.0 && new == 0.0 { 1.0 } else { new / old };
+    let significant = old != new;
+    Metric {
+        old,
+        new,
+        ratio,
+        test: "exact",
+        p_value: None,
+        significant,
+        verdict: by_threshold(ratio, significant, threshold),
+    }
+}
+
+/// Two-sided p-value of the Mann-Whitney U test (normal approximation with
+/// tie correction and continuity correction).
+pub fn mann_whitney_p(a: &[f64], b: &[f64]) -> f64 {
+    let (n1, n2) = (a.len() as f64, b.len() as f64);
+    let mut all: Vec<(f64, usize)> = a.iter().map(|&x| (x, 0)).chain(b.iter().map(|&x| (x, 1))).collect();
+    all.sort_by(|x, y| x.0.total_cmp(&y.0));
+    // Average ranks over ties; tie term sum(t^3 - t).
+    let mut rank_sum_a = 0.0;
+    let mut ties = 0.0;
+    let mut i = 0;
+    while i < all.len() {
+        let mut j = i;
+        while j + 1 < all.len() && all[j + 1].0 == all[i].0 {
+            j += 1;
+        }
+        let t = (j - i + 1) as f64;
+        let rank = (i + j) as f64 / 2.0 + 1.0;
+        rank_sum_a += all[i..=j].iter().filter(|x| x.1 == 0).count() as f64 * rank;
+        ties += t * t * t - t;
+        i = j + 1;
+    }
+    let u = rank_sum_a - n1 * (n1 + 1.0) / 2.0;
+    let mean = n1 * n2 / 2.0;
+    let n = n1 + n2;
+    let var = n1 * n2 / 12.0 * ((n + 1.0) - ties / (n * (n - 1.0)));
+    if var <= 0.0 {
+        return 1.0; // all values equal
+    }
+    let z = ((u - mean).abs() - 0.5).max(0.0) / var.sqrt();
+    erfc(z / std::f64::consts::SQRT_2).min(1.0)
+}
+
+/// Complementary error function (Numerical Recipes' erfcc, relative error < 1.2e-7).
+fn erfc(x: f64) -> f64 {
+    let z = x.abs();
+    let t = 1.0 / (1.0 + 0.5 * z);
+    let r = t
+        * (-z * z - 1.26551223
+            + t * (1.00002368
+                + t * (0.37409196
+                    + t * (0.09678418
+                        + t * (-0.18628806
+                            + t * (0.27886807
+                                + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))))))))
+            .exp();
+    if x >= 0.0 {
+        r
+    } else {
+        2.0 - r
+    }
+}
+
+/// Everything besides the code under test that differs between the runs.
+fn differences(old: &ResultsFile, new: &ResultsFile) -> Vec<String> {
+    let mut d = Vec::new();
+    let mut field = |what: &str, a: &str, b: &str| {
+        if a != b {
+            d.push(format!("{what}: {a} → {b}"));
+        }
+    };
+    field("profile", &old.run.profile, &new.run.profile);
+    field("tool version", &old.run.tool_version, &new.run.tool_version);
+    let (oe, ne) = (&old.environment, &new.environment);
+    field("machine (hostname hash)", &oe.hostname_hash, &ne.hostname_hash);
+    field("CPU", &oe.cpu_model, &ne.cpu_model);
+    field("CPUs", &oe.cpus.to_string(), &ne.cpus.to_string());
+    field(
+        "memory bytes",
+        &oe.memory_bytes.to_string(),
+        &ne.memory_bytes.to_string(),
+    );
+    field("kernel", &oe.kernel, &ne.kernel);
+    field("OS", &oe.os, &ne.os);
+    field("rustc", &oe.rustc, &ne.rustc);
+    field("mode", &oe.mode, &ne.mode);
+    field(
+        "placement",
+        old.run.placement.as_deref().unwrap_or("none"),
+        new.run.placement.as_deref().unwrap_or("none"),
+    );
+    for a in &old.adapters {
+        if let Some(b) = new.adapters.iter().find(|b| b.id == a.id) {
+            field(&format!("{} version", a.id), &a.version, &b.version);
+        }
+    }
+    for a in &old.buses {
+        if let Some(b) = new.buses.iter().find(|b| b.id == a.id) {
+            field(&format!("bus {}", a.id), &a.description, &b.description);
+        }
+    }
+    d
+}
+
+fn verdict_word(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Broken => "**broken**",
+        Verdict::Regressed => "**regressed**",
+        Verdict::Improved => "improved",
+        Verdict::Unchanged => "unchanged",
+        Verdict::Fixed => "fixed",
+        Verdict::Changed => "changed",
+    }
+}
+
+fn status_word(s: Option<CellStatus>) -> &'static str {
+    match s {
+        None => "absent",
+        Some(CellStatus::Ok) => "ok",
+        Some(CellStatus::Unsupported) => "unsupported",
+        Some(CellStatus::Failed) => "failed",
+    }
+}
+
+pub fn markdown(c: &Comparison) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "## dbus-matrix compare: `{}` → `{}`\n",
+        c.old_revision, c.new_revision
+    );
+    let _ = writeln!(
+        s,
+        "{} regressed or broken, {} improved or fixed, {} unchanged, {} changed status; threshold {:.1}%, \
+         Mann-Whitney U at α = {} on per-sample wall times, instruction counts compared exactly.\n",
+        c.regressions(),
+        c.count(Verdict::Improved) + c.count(Verdict::Fixed),
+        c.count(Verdict::Unchanged),
+        c.count(Verdict::Changed),
+        c.threshold * 100.0,
+        c.alpha
+    );
+    if !c.differences.is_empty() {
+        let _ = writeln!(s, "Not like for like — these differ between the runs:\n");
+        for d in &c.differences {
+            let _ = writeln!(s, "- {d}");
+        }
+        s.push('\n');
+    }
+    let _ = writeln!(
+        s,
+        "| adapter | scenario | bus | old | new | new/old | p | instructions new/old | verdict |"
+    );
+    let _ = writeln!(s, "|---|---|---|---:|---:|---:|---:|---:|---|");
+    let mut rows: Vec<&CellComparison> = c.cells.iter().collect();
+    rows.sort_by_key(|r| r.verdict);
+    for r in rows {
+        let (old, new, ratio, p) = match &r.wall_median_ns {
+            Some(m) => (
+                crate::export::table::duration(m.old),
+                crate::export::table::duration(m.new),
+                format!("{:.3}×", m.ratio),
+                m.p_value.map_or_else(|| m.test.to_string(), |p| format!("{p:.3}")),
+            ),
+            None => (
+                status_word(r.old_status).to_string(),
+                status_word(r.new_status).to_string(),
+                String::new(),
+                String::new(),
+            ),
+        };
+        let instr = r
+            .instructions_per_op
+            .as_ref()
+            .map(|m| format!("{:.0} → {:.0} ({:.3}×)", m.old, m.new, m.ratio))
+            .unwrap_or_default();
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {old} | {new} | {ratio} | {p} | {instr} | {} |",
+            r.adapter,
+            r.scenario,
+            r.bus.as_deref().unwrap_or(""),
+            verdict_word(r.verdict)
+        );
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rank_test_separates_shifted_samples_and_not_equal_ones() {
+        let a: Vec<f64> = (0..20).map(|i| 100.0 + i as f64).collect();
+        let shifted: Vec<f64> = a.iter().map(|x| x + 50.0).collect();
+        assert!(mann_whitney_p(&a, &shifted) < 1e-5);
+        assert!(mann_whitney_p(&a, &a) > 0.9);
+        assert_eq!(mann_whitney_p(&[1.0; 5], &[1.0; 5]), 1.0);
+        // Known value: U = 0 for n1 = n2 = 10, z = (50 - 0.5)/sqrt(175) = 3.742, p = 1.83e-4.
+        let lo: Vec<f64> = (0..10).map(f64::from).collect();
+        let hi: Vec<f64> = (10..20).map(f64::from).collect();
+        let p = mann_whitney_p(&lo, &hi);
+        assert!((p - 1.83e-4).abs() < 1e-5, "{p}");
+    }
+
+    #[test]
+    fn erfc_matches_known_values() {
+        assert!((erfc(0.0) - 1.0).abs() < 1e-7);
+        assert!((erfc(1.0) - 0.157_299_207).abs() < 1e-7);
+        assert!((erfc(-1.0) - 1.842_700_793).abs() < 1e-7);
+    }
+
+    #[test]
+    fn thresholds_and_exact_instruction_counts() {
+        assert_eq!(by_threshold(1.2, true, 0.05), Verdict::Regressed);
+        assert_eq!(by_threshold(1.2, false, 0.05), Verdict::Unchanged);
+        assert_eq!(by_threshold(1.01, true, 0.05), Verdict::Unchanged);
+        assert_eq!(by_threshold(0.8, true, 0.05), Verdict::Improved);
+        let same = exact_metric(1000.0, 1000.0, 0.0);
+        assert!(!same.significant);
+        assert_eq!(same.verdict, Verdict::Unchanged);
+        assert_eq!(exact_metric(1000.0, 1001.0, 0.0).verdict, Verdict::Regressed);
+    }
+}

@@ -1,0 +1,111 @@
+//! `dbus-matrix compare`: a deliberately slowed adapter is flagged as
+//! regressed with a non-zero exit; the reverse is an improvement; a rerun of
+//! the same code is not a regression; differing environments are named.
+
+mod common;
+use std::path::{Path, PathBuf};
+
+use common::*;
+
+const SCENARIOS: [&str; 2] = ["marshal/mixed", "demarshal/mixed"];
+
+/// One smoke run of `fault-ok`; `slowed` makes it do ~200 µs of extra work per
+/// operation (FAULT_ADAPTER_AS=fault-slow) under the same adapter id.
+fn smoke_run(setup: &FaultSetup, name: &str, slowed: bool) -> PathBuf {
+    let out = setup.dir.path().join(name);
+    let mut c = setup.command(&["run", "--profile", "smoke", "--quiet", "--out", out.to_str().unwrap()]);
+    if slowed {
+        c.env("FAULT_ADAPTER_AS", "fault-slow");
+    }
+    let o = c.output().unwrap();
+    assert!(o.status.success(), "{name}:\n{}", text(&o));
+    results_file(&out)
+}
+
+fn compare(old: &Path, new: &Path, extra: &[&str]) -> (Option<i32>, String) {
+    let o = dbus_matrix(&["compare", old.to_str().unwrap(), new.to_str().unwrap()])
+        .args(extra)
+        .output()
+        .unwrap();
+    (o.status.code(), text(&o))
+}
+
+fn verdicts(json: &str) -> Vec<(String, String)> {
+    let v: serde_json::Value = serde_json::from_str(json).unwrap_or_else(|e| panic!("{e}: {json}"));
+    v["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["scenario"].as_str().unwrap().to_string(),
+                c["verdict"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_slowed_adapter_is_flagged_and_a_rerun_is_not() {
+    let setup = fault_setup("compare", &["fault-ok"], &SCENARIOS);
+    let base = smoke_run(&setup, "base", false);
+    let rerun = smoke_run(&setup, "rerun", false);
+    let slow = smoke_run(&setup, "slow", true);
+    // Noise on a shared 2-core machine can move a ~µs cell by tens of percent;
+    // the slowed adapter is several times slower. 100% separates them.
+    let threshold = ["--threshold", "1.0"];
+
+    let (code, out) = compare(&base, &slow, &threshold);
+    assert_eq!(code, Some(1), "a significant regression exits 1:\n{out}");
+    assert!(out.contains("**regressed**"), "{out}");
+    assert!(out.contains("Mann-Whitney"), "{out}");
+
+    let (code, json) = compare(&base, &slow, &[&threshold[..], &["--format", "json"]].concat());
+    assert_eq!(code, Some(1));
+    for (scenario, verdict) in verdicts(&json) {
+        assert_eq!(verdict, "regressed", "{scenario}:\n{json}");
+    }
+
+    let (code, json) = compare(&slow, &base, &[&threshold[..], &["--format", "json"]].concat());
+    assert_eq!(code, Some(0), "an improvement is not a failure:\n{json}");
+    for (scenario, verdict) in verdicts(&json) {
+        assert_eq!(verdict, "improved", "{scenario}:\n{json}");
+    }
+
+    let (code, out) = compare(&base, &rerun, &threshold);
+    assert_eq!(code, Some(0), "a rerun of the same code:\n{out}");
+    assert!(!out.contains("Not like for like"), "same machine and versions:\n{out}");
+
+    // Filters: one scenario only; a name neither file has is an error.
+    let (code, json) = compare(&base, &slow, &["--format", "json", "--scenarios", "demarshal/mixed"]);
+    assert_eq!(code, Some(1));
+    assert_eq!(verdicts(&json).len(), 1);
+    let (code, out) = compare(&base, &slow, &["--adapters", "zbus-6"]);
+    assert_eq!(code, Some(2), "{out}");
+    assert!(out.contains("no adapter \"zbus-6\""), "{out}");
+}
+
+#[test]
+fn differing_versions_and_machines_are_named_and_status_changes_counted() {
+    let setup = fault_setup("compare-env", &["fault-ok"], &SCENARIOS);
+    let base = smoke_run(&setup, "base", false);
+    let mut other: serde_json::Value = serde_json::from_slice(&std::fs::read(&base).unwrap()).unwrap();
+    other["environment"]["rustc"] = "rustc 9.99.0".into();
+    other["adapters"][0]["version"] = "0.0.1".into();
+    // The second cell failed in the new run.
+    let cells = other["cells"].as_array_mut().unwrap();
+    cells[1]["status"] = "failed".into();
+    cells[1]["reason"] = "exit status 1".into();
+    cells[1].as_object_mut().unwrap().remove("measurement");
+    let new = setup.dir.path().join("other.json");
+    std::fs::write(&new, serde_json::to_vec(&other).unwrap()).unwrap();
+
+    let (code, out) = compare(&base, &new, &[]);
+    assert_eq!(code, Some(1), "a cell that broke is a regression:\n{out}");
+    assert!(out.contains("Not like for like"), "{out}");
+    assert!(out.contains("rustc: "), "{out}");
+    assert!(out.contains("fault-ok version: 0.0.0 → 0.0.1"), "{out}");
+    assert!(out.contains("**broken**"), "{out}");
+    // The unchanged cell compared with itself: identical samples.
+    assert!(out.contains("| unchanged |"), "{out}");
+}
