@@ -57,13 +57,4 @@ macro_rules! adapter_main {
             )
         }
     };
-    // Transitional: adapters whose IPC side is not written yet.
-    (id: $id:literal, library: $lib:literal, codec: $codec:expr) => {
-        $crate::adapter_main!(
-            id: $id,
-            library: $lib,
-            codec: $codec,
-            ipc: $crate::ipc::NoTransport("IPC is not implemented in this adapter yet")
-        );
-    };
 }
