@@ -53,6 +53,10 @@ fn unknown_names_are_refused() {
         dbus_matrix(&["--matrix", m, "run", "--profile", "turbo"]),
         &["unknown profile \"turbo\""],
     );
+    fails_with(
+        dbus_matrix(&["--matrix", m, "run", "--buses", "kdbus"]),
+        &["unknown bus \"kdbus\"", "dbus-broker"],
+    );
 }
 
 #[test]
@@ -64,28 +68,26 @@ fn bad_results_files_are_refused() {
         "{\"format\": \"dbus-matrix-results\", \"schema_ver",
     )
     .unwrap();
-    fails_with(
-        dbus_matrix(&["report", p("truncated.json").to_str().unwrap()]),
-        &["not valid JSON", "truncated"],
-    );
     std::fs::write(p("foreign.json"), "{\"hello\": 1}").unwrap();
-    fails_with(
-        dbus_matrix(&["report", p("foreign.json").to_str().unwrap()]),
-        &["not a dbus-matrix results file"],
-    );
     std::fs::write(
         p("newer.json"),
         "{\"format\": \"dbus-matrix-results\", \"schema_version\": 99}",
     )
     .unwrap();
-    fails_with(
-        dbus_matrix(&["report", p("newer.json").to_str().unwrap()]),
-        &["schema_version 99", "newer"],
-    );
-    fails_with(
-        dbus_matrix(&["report", p("absent.json").to_str().unwrap()]),
-        &["cannot read"],
-    );
+    let cases: [(&str, &[&str]); 4] = [
+        ("truncated.json", &["not valid JSON", "truncated"]),
+        ("foreign.json", &["not a dbus-matrix results file"]),
+        ("newer.json", &["schema_version 99", "newer"]),
+        ("absent.json", &["cannot read"]),
+    ];
+    // Every command that reads results files refuses them the same way, naming the file.
+    for (name, needles) in cases {
+        let path = p(name);
+        let path = path.to_str().unwrap();
+        let needles = [needles, &[name]].concat();
+        fails_with(dbus_matrix(&["report", path]), &needles);
+        fails_with(dbus_matrix(&["compare", path, path]), &needles);
+    }
 }
 
 #[test]
