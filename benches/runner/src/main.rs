@@ -1,7 +1,8 @@
 //! `dbus-matrix`: runs the D-Bus library benchmark matrix and reports on it.
 //!
 //! Exit status: 0 success; 1 a cell failed (run), verification failed, or a
-//! significant regression (compare); 2 bad input (usage, matrix.toml, results file, missing binary);
+//! significant regression (compare); 2 bad input (usage, matrix.toml, results file, missing binary,
+//! no loadable file for history);
 //! 130 interrupted (the results file keeps the finished cells).
 
 mod adapters;
@@ -9,6 +10,7 @@ mod compare;
 mod environment;
 mod exec;
 mod export;
+mod history;
 mod ipc_run;
 mod matrix;
 mod placement;
@@ -92,6 +94,29 @@ enum Cmd {
         #[arg(long, default_value_t = 0.05)]
         threshold: f64,
         /// Significance level of the Mann-Whitney U test on per-sample times.
+        #[arg(long, default_value_t = 0.05)]
+        alpha: f64,
+        #[arg(long, value_enum, default_value = "markdown")]
+        format: CompareFormat,
+        /// Only these adapters (comma-separated ids).
+        #[arg(long, value_delimiter = ',')]
+        adapters: Vec<String>,
+        /// Only these scenarios (comma-separated ids).
+        #[arg(long, value_delimiter = ',')]
+        scenarios: Vec<String>,
+        /// Only IPC cells on these buses (comma-separated ids).
+        #[arg(long, value_delimiter = ',')]
+        buses: Vec<String>,
+    },
+    /// The medians of many runs over time, per cell, with steps marked (▲ slower, ▼ faster).
+    History {
+        /// Results files, or directories whose *.json files are read.
+        #[arg(required = true)]
+        inputs: Vec<PathBuf>,
+        /// Relative change of the median from the series' level that counts as a step (0.05 = 5%).
+        #[arg(long, default_value_t = 0.05)]
+        threshold: f64,
+        /// Significance level of the Mann-Whitney U test against the previous run.
         #[arg(long, default_value_t = 0.05)]
         alpha: f64,
         #[arg(long, value_enum, default_value = "markdown")]
@@ -239,6 +264,33 @@ fn real_main(cli: Cli, interrupted: Arc<AtomicBool>) -> anyhow::Result<ExitCode>
             } else {
                 ExitCode::SUCCESS
             })
+        }
+        Cmd::History {
+            inputs,
+            threshold,
+            alpha,
+            format,
+            adapters,
+            scenarios,
+            buses,
+        } => {
+            anyhow::ensure!(threshold >= 0.0, "--threshold must not be negative");
+            anyhow::ensure!(alpha > 0.0 && alpha < 1.0, "--alpha must be between 0 and 1");
+            let (runs, errors) = history::load_inputs(&inputs);
+            history::report_skipped(runs.len(), &errors)?;
+            let opts = history::HistoryOptions {
+                threshold,
+                alpha,
+                adapters,
+                scenarios,
+                buses,
+            };
+            let h = history::history(&runs, &opts)?;
+            match format {
+                CompareFormat::Markdown => print!("{}", history::markdown(&h)),
+                CompareFormat::Json => println!("{}", serde_json::to_string_pretty(&h)?),
+            }
+            Ok(ExitCode::SUCCESS)
         }
         Cmd::Verify { adapters, scenarios } => {
             let m = load_matrix()?;

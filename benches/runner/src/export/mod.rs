@@ -1,5 +1,6 @@
 //! Report formats, one module each (as hyperfine's src/export does).
 
+pub mod bmf;
 pub mod csv;
 pub mod json;
 pub mod markdown;
@@ -12,6 +13,8 @@ pub enum Format {
     Markdown,
     Csv,
     Json,
+    /// Bencher Metric Format JSON (bencher run --adapter json).
+    Bmf,
 }
 
 pub fn render(r: &ResultsFile, format: Format) -> String {
@@ -19,5 +22,6 @@ pub fn render(r: &ResultsFile, format: Format) -> String {
         Format::Markdown => markdown::render(r),
         Format::Csv => csv::render(r),
         Format::Json => json::render(r),
+        Format::Bmf => bmf::render(r),
     }
 }

@@ -1,0 +1,45 @@
+//! Bencher Metric Format (<https://bencher.dev/docs/reference/bencher-metric-format/>):
+//! one benchmark per ok cell, named `<adapter>/<scenario>` (plus `@<bus>` for
+//! IPC cells), with the measures
+//! - `latency`: median ns per operation, `lower_value`/`upper_value` its 95% interval;
+//! - `throughput`: bytes per second (from the median and the bytes per
+//!   operation), when the cell processes bytes;
+//! - `allocations`: heap allocations per operation, when recorded.
+
+use harness::results::{CellStatus, ResultsFile};
+use serde_json::{json, Map, Value};
+
+pub fn render(r: &ResultsFile) -> String {
+    let mut out = Map::new();
+    for c in r.cells.iter().filter(|c| c.status == CellStatus::Ok) {
+        let Some(m) = &c.measurement else { continue };
+        let name = match &c.bus {
+            Some(bus) => format!("{}/{}@{bus}", c.adapter, c.scenario),
+            None => format!("{}/{}", c.adapter, c.scenario),
+        };
+        let e = &m.wall.median_ns;
+        let mut measures = Map::new();
+        measures.insert(
+            "latency".into(),
+            json!({"value": e.point, "lower_value": e.lower, "upper_value": e.upper}),
+        );
+        if m.throughput_bytes > 0 && e.point > 0.0 {
+            let per_s = |ns: f64| m.throughput_bytes as f64 * 1e9 / ns;
+            let mut t = Map::new();
+            t.insert("value".into(), json!(per_s(e.point)));
+            // The slower end of the interval is the lower throughput.
+            if e.upper > 0.0 {
+                t.insert("lower_value".into(), json!(per_s(e.upper)));
+            }
+            if e.lower > 0.0 {
+                t.insert("upper_value".into(), json!(per_s(e.lower)));
+            }
+            measures.insert("throughput".into(), Value::Object(t));
+        }
+        if let Some(a) = &m.alloc {
+            measures.insert("allocations".into(), json!({"value": a.allocations_per_op}));
+        }
+        out.insert(name, Value::Object(measures));
+    }
+    serde_json::to_string_pretty(&Value::Object(out)).expect("serializable") + "\n"
+}
