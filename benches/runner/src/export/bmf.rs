@@ -2,8 +2,9 @@
 //! one benchmark per ok cell, named `<adapter>/<scenario>` (plus `@<bus>` for
 //! IPC cells), with the measures
 //! - `latency`: median ns per operation, `lower_value`/`upper_value` its 95% interval;
-//! - `throughput`: bytes per second (from the median and the bytes per
-//!   operation), when the cell processes bytes;
+//! - `bytes-per-second`: from the median and the bytes per operation, when
+//!   the cell processes bytes (a measure of its own: Bencher's built-in
+//!   `throughput` counts operations per second);
 //! - `allocations`: heap allocations per operation, when recorded.
 
 use harness::results::{CellStatus, ResultsFile};
@@ -34,7 +35,7 @@ pub fn render(r: &ResultsFile) -> String {
             if e.lower > 0.0 {
                 t.insert("upper_value".into(), json!(per_s(e.lower)));
             }
-            measures.insert("throughput".into(), Value::Object(t));
+            measures.insert("bytes-per-second".into(), Value::Object(t));
         }
         if let Some(a) = &m.alloc {
             measures.insert("allocations".into(), json!({"value": a.allocations_per_op}));
