@@ -334,7 +334,13 @@ fn real_main(cli: Cli, interrupted: Arc<AtomicBool>) -> anyhow::Result<ExitCode>
                 let desc = adapters::binary(&bin_dir, a)
                     .and_then(|bin| adapters::describe(&bin, scratch.path(), &interrupted))
                     .map(|d| {
-                        let unsupported: Vec<_> = d.unsupported.keys().cloned().collect();
+                        // In matrix order, not the map's.
+                        let unsupported: Vec<_> = m
+                            .scenarios
+                            .iter()
+                            .filter(|s| d.unsupported.contains_key(&s.id))
+                            .map(|s| s.id.as_str())
+                            .collect();
                         let note = if unsupported.is_empty() {
                             String::new()
                         } else {
