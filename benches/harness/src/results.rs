@@ -153,6 +153,9 @@ pub struct AdapterRecord {
     pub version: String,
     #[serde(default)]
     pub baseline: bool,
+    /// The adapter binary's code and data (ELF PT_LOAD segments), without debug info.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loaded_bytes: Option<u64>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -167,6 +170,9 @@ pub struct Environment {
     pub hostname_hash: String,
     /// "host", or "nixos-vm" with the VM's cores and memory above.
     pub mode: String,
+    /// `valgrind --version`, when instructions were counted (`run --instructions`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub valgrind: Option<String>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]

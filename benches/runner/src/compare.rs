@@ -306,6 +306,11 @@ fn differences(old: &ResultsFile, new: &ResultsFile) -> Vec<String> {
     field("rustc", &oe.rustc, &ne.rustc);
     field("mode", &oe.mode, &ne.mode);
     field(
+        "valgrind",
+        oe.valgrind.as_deref().unwrap_or("none"),
+        ne.valgrind.as_deref().unwrap_or("none"),
+    );
+    field(
         "placement",
         old.run.placement.as_deref().unwrap_or("none"),
         new.run.placement.as_deref().unwrap_or("none"),

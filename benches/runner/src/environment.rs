@@ -57,6 +57,7 @@ pub fn detect() -> Environment {
         os: os_name(),
         hostname_hash: hostname_hash(),
         mode: std::env::var("DBUS_MATRIX_MODE").unwrap_or_else(|_| "host".into()),
+        valgrind: None,
     }
 }
 

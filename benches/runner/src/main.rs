@@ -6,11 +6,13 @@
 //! 130 interrupted (the results file keeps the finished cells).
 
 mod adapters;
+mod binsize;
 mod compare;
 mod environment;
 mod exec;
 mod export;
 mod history;
+mod instructions;
 mod ipc_run;
 mod matrix;
 mod placement;
@@ -78,6 +80,10 @@ enum Cmd {
         /// CPU placement for IPC cells, e.g. `client=0,server=1,bus=1` (default: not pinned).
         #[arg(long, default_value = "none")]
         pin: String,
+        /// Also count instructions per operation of marshal/demarshal cells
+        /// under valgrind's callgrind (machine-independent; needs valgrind).
+        #[arg(long)]
+        instructions: bool,
     },
     /// Print a results file as a table.
     Report {
@@ -184,6 +190,7 @@ fn real_main(cli: Cli, interrupted: Arc<AtomicBool>) -> anyhow::Result<ExitCode>
             cell_timeout,
             quiet,
             pin,
+            instructions,
         } => {
             let opts = run::RunOptions {
                 matrix: load_matrix()?,
@@ -198,6 +205,7 @@ fn real_main(cli: Cli, interrupted: Arc<AtomicBool>) -> anyhow::Result<ExitCode>
                 cell_timeout: cell_timeout.map(Duration::from_secs_f64),
                 progress: !quiet,
                 placement: placement::Placement::parse(&pin)?,
+                instructions,
             };
             let summary = run::run(opts, interrupted)?;
             print!("{}", export::markdown::render(&summary.results));

@@ -19,7 +19,7 @@ use crate::adapters::{self, Described};
 use crate::ipc_run::{self, BusSession};
 use crate::matrix::{AdapterEntry, BusEntry, Matrix, Profile, ScenarioEntry};
 use crate::placement::{self, Placement};
-use crate::{environment, exec, store};
+use crate::{environment, exec, instructions, store};
 
 pub struct RunOptions {
     pub matrix: Matrix,
@@ -36,6 +36,8 @@ pub struct RunOptions {
     pub cell_timeout: Option<Duration>,
     pub progress: bool,
     pub placement: Placement,
+    /// Also count instructions per operation of codec cells under callgrind.
+    pub instructions: bool,
 }
 
 pub struct RunSummary {
@@ -131,6 +133,11 @@ pub fn run(opts: RunOptions, interrupted: Arc<AtomicBool>) -> Result<RunSummary>
         .iter()
         .map(|a| adapters::binary(&opts.bin_dir, a))
         .collect::<Result<_>>()?;
+    let valgrind = if opts.instructions {
+        Some(instructions::check_valgrind()?)
+    } else {
+        None
+    };
     let scratch = ScratchDir::new()?;
 
     let (path, mut results) = match &opts.resume {
@@ -174,6 +181,10 @@ pub fn run(opts: RunOptions, interrupted: Arc<AtomicBool>) -> Result<RunSummary>
             (opts.out_dir.join(name), results)
         }
     };
+    if valgrind.is_some() {
+        // Also when resuming: the counted cells say which valgrind counted them.
+        results.environment.valgrind = valgrind;
+    }
 
     // Ask every adapter what it is; one that cannot answer fails all its cells.
     let mut described: HashMap<&str, Result<Described, String>> = HashMap::new();
@@ -206,6 +217,7 @@ pub fn run(opts: RunOptions, interrupted: Arc<AtomicBool>) -> Result<RunSummary>
                     .as_ref()
                     .map_or_else(|_| "unknown".into(), |d| d.listing.version.clone()),
                 baseline: a.baseline,
+                loaded_bytes: crate::binsize::loaded_bytes(bin).ok(),
             });
         }
         described.insert(a.id.as_str(), d);
@@ -257,7 +269,7 @@ pub fn run(opts: RunOptions, interrupted: Arc<AtomicBool>) -> Result<RunSummary>
             (Some(_), Some((_, s))) => Some(s.as_mut().map_err(|e| e.clone())),
             _ => None,
         };
-        let c = run_cell(
+        let mut c = run_cell(
             &cell,
             &bin,
             &described[cell.adapter.id.as_str()],
@@ -268,6 +280,9 @@ pub fn run(opts: RunOptions, interrupted: Arc<AtomicBool>) -> Result<RunSummary>
             bus_session,
             opts.placement.client,
         )?;
+        if opts.instructions {
+            count_instructions(&mut c, &bin, timeout, scratch.path(), &interrupted);
+        }
         if c.status == CellStatus::Failed {
             if interrupted.load(Ordering::SeqCst) {
                 // An interrupted cell is missing, not failed: --resume runs it again.
@@ -420,6 +435,34 @@ fn run_cell(
         Err(e) => c.reason = Some(format!("the adapter exited 0 but its result is unreadable: {e}")),
     }
     Ok(c)
+}
+
+/// Adds instructions per operation to an ok codec cell (IPC cells involve
+/// other processes, which callgrind does not follow); a failure to count
+/// fails the cell, since the run was asked for instructions.
+fn count_instructions(c: &mut Cell, bin: &Path, timeout: Duration, scratch: &Path, interrupted: &AtomicBool) {
+    let is_codec = harness::scenario::find(&c.scenario).is_some_and(|s| s.ipc_op().is_none());
+    let Some(m) = c.measurement.as_mut().filter(|_| is_codec && c.status == CellStatus::Ok) else {
+        return;
+    };
+    if m.wall.median_ns.point > instructions::MAX_NATIVE_NS {
+        m.verification_notes.push(format!(
+            "instructions not counted: {:.0} ms per operation is too slow for callgrind (limit {:.0} ms)",
+            m.wall.median_ns.point / 1e6,
+            instructions::MAX_NATIVE_NS / 1e6
+        ));
+        return;
+    }
+    let started = std::time::Instant::now();
+    match instructions::count(bin, &c.scenario, scratch, timeout, interrupted) {
+        Ok(n) => m.instructions_per_op = Some(n),
+        Err(reason) => {
+            c.status = CellStatus::Failed;
+            c.reason = Some(format!("counting instructions: {reason}"));
+            c.measurement = None;
+        }
+    }
+    c.elapsed_s += started.elapsed().as_secs_f64();
 }
 
 enum IpcCell {

@@ -78,6 +78,12 @@ fn smoke_run_covers_every_cell_and_reports() {
             .find(|x| x.id == id)
             .unwrap_or_else(|| panic!("adapter {id} missing"));
         assert!(!rec.version.is_empty());
+        // Code and data only: every adapter links at least its library and criterion.
+        assert!(
+            rec.loaded_bytes.is_some_and(|n| n > 500_000),
+            "{id}: loaded_bytes {:?}",
+            rec.loaded_bytes
+        );
         for s in m["scenario"].as_array().unwrap() {
             let s = s["id"].as_str().unwrap();
             if s.starts_with("marshal/") || s.starts_with("demarshal/") {
@@ -128,6 +134,9 @@ fn smoke_run_covers_every_cell_and_reports() {
             .unwrap();
         assert!(o.status.success(), "report --format {format}: {}", text(&o));
         assert!(text(&o).contains("marshal/mixed"));
+        if format == "markdown" {
+            assert!(text(&o).contains("Adapter binaries, code and data: zbus 6."), "{}", text(&o));
+        }
         assert!(
             text(&o).contains("call/echo-bytes/1048576"),
             "IPC cells in the {format} report"

@@ -5,7 +5,8 @@
 //! - `bytes-per-second`: from the median and the bytes per operation, when
 //!   the cell processes bytes (a measure of its own: Bencher's built-in
 //!   `throughput` counts operations per second);
-//! - `allocations`: heap allocations per operation, when recorded.
+//! - `allocations`: heap allocations per operation, when recorded;
+//! - `instructions`: callgrind instructions per operation (`run --instructions`).
 
 use harness::results::{CellStatus, ResultsFile};
 use serde_json::{json, Map, Value};
@@ -39,6 +40,9 @@ pub fn render(r: &ResultsFile) -> String {
         }
         if let Some(a) = &m.alloc {
             measures.insert("allocations".into(), json!({"value": a.allocations_per_op}));
+        }
+        if let Some(n) = m.instructions_per_op {
+            measures.insert("instructions".into(), json!({"value": n}));
         }
         out.insert(name, Value::Object(measures));
     }

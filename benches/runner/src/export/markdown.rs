@@ -77,6 +77,14 @@ pub fn render(r: &ResultsFile) -> String {
             .map(|p| format!(", pinned {p}"))
             .unwrap_or_default(),
     );
+    let sizes: Vec<String> = r
+        .adapters
+        .iter()
+        .filter_map(|a| Some(format!("{} {:.1} MB", row_label(a), a.loaded_bytes? as f64 / 1e6)))
+        .collect();
+    if !sizes.is_empty() {
+        let _ = writeln!(out, "Adapter binaries, code and data: {}\n", sizes.join(", "));
+    }
     let mut notes = Notes::default();
     for t in table::tables(r) {
         match &t.group {
@@ -107,6 +115,9 @@ pub fn render(r: &ResultsFile) -> String {
             let _ = writeln!(out, "| {} | {} |", row_label(row.adapter), cells.join(" | "));
         }
         out.push('\n');
+        if matches!(t.group, table::Group::Codec) {
+            instructions_table(&t, &mut out);
+        }
     }
     bus_vs_bus(r, &mut out);
     out.push_str(
@@ -121,6 +132,63 @@ pub fn render(r: &ResultsFile) -> String {
         }
     }
     out
+}
+
+/// Instructions per operation (`run --instructions`), with the ratio to the
+/// fewest in the column; only when some cell has them.
+fn instructions_table(t: &table::Table, out: &mut String) {
+    let count = |e: &Option<Entry>| {
+        e.as_ref()
+            .and_then(|e| e.cell.measurement.as_ref())
+            .and_then(|m| m.instructions_per_op)
+    };
+    if !t.rows.iter().any(|row| row.cells.iter().any(|e| count(e).is_some())) {
+        return;
+    }
+    let fewest: Vec<Option<f64>> = (0..t.columns.len())
+        .map(|i| {
+            t.rows
+                .iter()
+                .filter(|row| !row.adapter.baseline)
+                .filter_map(|row| count(&row.cells[i]))
+                .reduce(f64::min)
+        })
+        .collect();
+    let _ = writeln!(out, "### instructions per operation (callgrind)\n");
+    let _ = writeln!(out, "| library | {} |", t.columns.join(" | "));
+    let _ = writeln!(out, "|---|{}", "---:|".repeat(t.columns.len()));
+    for row in &t.rows {
+        let cells: Vec<String> = row
+            .cells
+            .iter()
+            .enumerate()
+            .map(|(i, e)| match (count(e), fewest[i]) {
+                (Some(n), Some(f)) if f > 0.0 => format!("{} ({:.2}×)", si(n), n / f),
+                (Some(n), _) => si(n),
+                (None, _) => "–".into(),
+            })
+            .collect();
+        let _ = writeln!(out, "| {} | {} |", row_label(row.adapter), cells.join(" | "));
+    }
+    out.push('\n');
+}
+
+/// 1234 -> "1.23 k", three significant digits.
+fn si(n: f64) -> String {
+    let (v, unit) = match n {
+        n if n >= 1e9 => (n / 1e9, " G"),
+        n if n >= 1e6 => (n / 1e6, " M"),
+        n if n >= 1e3 => (n / 1e3, " k"),
+        n => (n, ""),
+    };
+    let digits = if v >= 100.0 || unit.is_empty() {
+        0
+    } else if v >= 10.0 {
+        1
+    } else {
+        2
+    };
+    format!("{v:.digits$}{unit}")
 }
 
 /// For each library with IPC results: rows = scenarios, columns = buses.

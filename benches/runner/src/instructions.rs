@@ -1,0 +1,94 @@
+//! Instructions per operation, the machine-independent cost: the adapter's
+//! `repeat` command runs the operation a fixed number of times inside
+//! `dbus_matrix_measured_region` under callgrind, which counts only that
+//! region (`--collect-atstart=no --toggle-collect=…`). Verification before the
+//! region runs the operation once, so one-time initialisation is not counted.
+//! A fixed count keeps the result identical from run to run of one binary.
+
+use std::path::Path;
+use std::process::Command;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+
+use crate::exec;
+
+/// Operations per callgrind run: enough to make the per-run constant (the
+/// dynamic call into the region) negligible, few enough for slow libraries.
+pub const ITERATIONS: u64 = 10;
+/// Operations slower than this natively (about 50x under callgrind) are not
+/// counted: ten of them would take minutes.
+pub const MAX_NATIVE_NS: f64 = 20e6;
+const REGION: &str = "dbus_matrix_measured_region";
+
+/// The valgrind version, or an error saying how to get valgrind.
+pub fn check_valgrind() -> Result<String> {
+    let out = Command::new("valgrind").arg("--version").output();
+    match out {
+        Ok(o) if o.status.success() => Ok(String::from_utf8_lossy(&o.stdout).trim().to_string()),
+        _ => bail!(
+            "--instructions needs valgrind on PATH (Debian: apt-get install valgrind; Nix: pkgs.valgrind), \
+             or run without --instructions"
+        ),
+    }
+}
+
+/// Instructions per operation of `scenario` in the adapter `bin`.
+pub fn count(
+    bin: &Path,
+    scenario: &str,
+    scratch: &Path,
+    timeout: Duration,
+    interrupted: &AtomicBool,
+) -> Result<f64, String> {
+    let out_file = scratch.join("callgrind.out");
+    let _ = std::fs::remove_file(&out_file);
+    let mut cmd = Command::new("valgrind");
+    cmd.arg("--tool=callgrind")
+        .arg("--collect-atstart=no")
+        .arg(format!("--toggle-collect={REGION}"))
+        .arg(format!("--callgrind-out-file={}", out_file.display()))
+        .arg(bin)
+        .arg("repeat")
+        .arg("--scenario")
+        .arg(scenario)
+        .arg("--iterations")
+        .arg(ITERATIONS.to_string())
+        .env("RUST_BACKTRACE", "0");
+    let out = exec::run(cmd, None, scratch, timeout, interrupted).map_err(|e| format!("{e:#}"))?;
+    if !out.success() {
+        return Err(format!("callgrind: {}", out.describe()));
+    }
+    let text = std::fs::read_to_string(&out_file)
+        .with_context(|| format!("reading {}", out_file.display()))
+        .map_err(|e| format!("{e:#}"))?;
+    let total = totals(&text).ok_or_else(|| format!("no instruction total in {}", out_file.display()))?;
+    if total == 0 {
+        return Err(format!(
+            "callgrind counted no instructions in {REGION}: was the region inlined or renamed?"
+        ));
+    }
+    Ok(total as f64 / ITERATIONS as f64)
+}
+
+/// The instruction total of a callgrind output file (`totals:` or, from
+/// older versions, `summary:`; the first event is Ir).
+fn totals(text: &str) -> Option<u64> {
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("totals:"))
+        .or_else(|| text.lines().find(|l| l.starts_with("summary:")))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn totals_line_is_read() {
+        let text = "events: Ir\nfn=(1) main\n5 10\nsummary: 1234\ntotals: 5678\n";
+        assert_eq!(super::totals(text), Some(5678));
+        assert_eq!(super::totals("events: Ir\nsummary: 42\n"), Some(42));
+        assert_eq!(super::totals("events: Ir\n"), None);
+    }
+}

@@ -1,0 +1,89 @@
+//! `run --instructions`: callgrind instruction counts of marshal/demarshal
+//! cells are recorded, identical on a rerun of the same binaries, shown in
+//! the report; without valgrind the run is refused up front.
+
+mod common;
+use std::collections::BTreeMap;
+
+use common::*;
+use harness::results::CellStatus;
+
+const ADAPTERS: &str = "raw,zbus-6,rustbus-0.19,dbus-0.9";
+const SCENARIOS: &str = "marshal/mixed,demarshal/mixed";
+
+fn counted_run(dir: &TempDir, name: &str) -> (BTreeMap<(String, String), f64>, String) {
+    let out = dir.path().join(name);
+    let o = dbus_matrix(&[
+        "--matrix",
+        repo_matrix().to_str().unwrap(),
+        "run",
+        "--profile",
+        "smoke",
+        "--quiet",
+        "--instructions",
+        "--adapters",
+        ADAPTERS,
+        "--scenarios",
+        SCENARIOS,
+        "--out",
+        out.to_str().unwrap(),
+    ])
+    .output()
+    .unwrap();
+    let report = text(&o);
+    assert!(o.status.success(), "{name}:\n{report}");
+    let r = validate(&results_file(&out));
+    assert!(
+        r.environment.valgrind.as_deref().is_some_and(|v| v.starts_with("valgrind-")),
+        "{:?}",
+        r.environment.valgrind
+    );
+    let mut counts = BTreeMap::new();
+    for c in &r.cells {
+        assert_eq!(c.status, CellStatus::Ok, "{} {}: {:?}", c.adapter, c.scenario, c.reason);
+        let n = c.measurement.as_ref().and_then(|m| m.instructions_per_op);
+        let n = n.unwrap_or_else(|| panic!("{} {}: no instruction count", c.adapter, c.scenario));
+        // Even the hand-written baseline needs hundreds of instructions for 10 units.
+        assert!(n > 100.0, "{} {}: {n} instructions per operation", c.adapter, c.scenario);
+        counts.insert((c.adapter.clone(), c.scenario.clone()), n);
+    }
+    assert_eq!(counts.len(), 4 * 2, "{counts:?}");
+    (counts, report)
+}
+
+#[test]
+fn instruction_counts_are_identical_on_a_rerun() {
+    let dir = TempDir::new("instructions");
+    let (first, report) = counted_run(&dir, "first");
+    let (second, _) = counted_run(&dir, "second");
+    assert_eq!(first, second, "instruction counts moved between two runs of the same binaries");
+    assert!(report.contains("### instructions per operation (callgrind)"), "{report}");
+}
+
+#[test]
+fn instructions_without_valgrind_are_refused() {
+    let dir = TempDir::new("no-valgrind");
+    let empty = dir.path().join("empty-path");
+    std::fs::create_dir_all(&empty).unwrap();
+    let o = dbus_matrix(&[
+        "--matrix",
+        repo_matrix().to_str().unwrap(),
+        "run",
+        "--profile",
+        "smoke",
+        "--instructions",
+        "--adapters",
+        "raw",
+        "--scenarios",
+        "marshal/mixed",
+        "--out",
+        dir.path().join("out").to_str().unwrap(),
+    ])
+    .env("PATH", &empty)
+    .output()
+    .unwrap();
+    let out = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{out}");
+    assert!(out.contains("needs valgrind") && out.contains("apt-get install valgrind"), "{out}");
+    assert!(!out.contains("panicked"), "{out}");
+}
