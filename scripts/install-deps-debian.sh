@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Installs what host mode needs on Debian 12, idempotently (fast when done):
 #   runtime: dbus-daemon, dbus-broker, busd (cargo), libdbus-1-dev + pkg-config (dbus-rs links libdbus)
-#   tests:   valgrind (instruction counts), nix-bin (offline flake evaluation), deadnix and
-#            nixpkgs-fmt (cargo), cargo-nextest (if the machine lacks it)
+#   tests:   valgrind (instruction counts), nix-bin (offline flake evaluation), chromium
+#            (headless, renders the HTML report), deadnix and nixpkgs-fmt (cargo),
+#            cargo-nextest (if the machine lacks it)
 # Usage: scripts/install-deps-debian.sh [runtime|all]   (default: all)
 set -euo pipefail
 what=${1:-all}
 
 apt_packages=(dbus-daemon dbus-broker libdbus-1-dev pkg-config util-linux)
-[ "$what" = all ] && apt_packages+=(valgrind nix-bin git)
+[ "$what" = all ] && apt_packages+=(valgrind nix-bin git chromium)
 
 missing=()
 for p in "${apt_packages[@]}"; do

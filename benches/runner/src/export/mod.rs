@@ -2,6 +2,7 @@
 
 pub mod bmf;
 pub mod csv;
+pub mod html;
 pub mod json;
 pub mod markdown;
 pub mod table;
@@ -15,6 +16,8 @@ pub enum Format {
     Json,
     /// Bencher Metric Format JSON (bencher run --adapter json).
     Bmf,
+    /// One self-contained HTML page: tables and inline SVG charts, nothing fetched.
+    Html,
 }
 
 pub fn render(r: &ResultsFile, format: Format) -> String {
@@ -23,5 +26,6 @@ pub fn render(r: &ResultsFile, format: Format) -> String {
         Format::Csv => csv::render(r),
         Format::Json => json::render(r),
         Format::Bmf => bmf::render(r),
+        Format::Html => html::render(r),
     }
 }
