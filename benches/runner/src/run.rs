@@ -442,7 +442,11 @@ fn run_cell(
 /// fails the cell, since the run was asked for instructions.
 fn count_instructions(c: &mut Cell, bin: &Path, timeout: Duration, scratch: &Path, interrupted: &AtomicBool) {
     let is_codec = harness::scenario::find(&c.scenario).is_some_and(|s| s.ipc_op().is_none());
-    let Some(m) = c.measurement.as_mut().filter(|_| is_codec && c.status == CellStatus::Ok) else {
+    let Some(m) = c
+        .measurement
+        .as_mut()
+        .filter(|_| is_codec && c.status == CellStatus::Ok)
+    else {
         return;
     };
     if m.wall.median_ns.point > instructions::MAX_NATIVE_NS {

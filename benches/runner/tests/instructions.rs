@@ -34,7 +34,10 @@ fn counted_run(dir: &TempDir, name: &str) -> (BTreeMap<(String, String), f64>, S
     assert!(o.status.success(), "{name}:\n{report}");
     let r = validate(&results_file(&out));
     assert!(
-        r.environment.valgrind.as_deref().is_some_and(|v| v.starts_with("valgrind-")),
+        r.environment
+            .valgrind
+            .as_deref()
+            .is_some_and(|v| v.starts_with("valgrind-")),
         "{:?}",
         r.environment.valgrind
     );
@@ -44,7 +47,12 @@ fn counted_run(dir: &TempDir, name: &str) -> (BTreeMap<(String, String), f64>, S
         let n = c.measurement.as_ref().and_then(|m| m.instructions_per_op);
         let n = n.unwrap_or_else(|| panic!("{} {}: no instruction count", c.adapter, c.scenario));
         // Even the hand-written baseline needs hundreds of instructions for 10 units.
-        assert!(n > 100.0, "{} {}: {n} instructions per operation", c.adapter, c.scenario);
+        assert!(
+            n > 100.0,
+            "{} {}: {n} instructions per operation",
+            c.adapter,
+            c.scenario
+        );
         counts.insert((c.adapter.clone(), c.scenario.clone()), n);
     }
     assert_eq!(counts.len(), 4 * 2, "{counts:?}");
@@ -56,8 +64,14 @@ fn instruction_counts_are_identical_on_a_rerun() {
     let dir = TempDir::new("instructions");
     let (first, report) = counted_run(&dir, "first");
     let (second, _) = counted_run(&dir, "second");
-    assert_eq!(first, second, "instruction counts moved between two runs of the same binaries");
-    assert!(report.contains("### instructions per operation (callgrind)"), "{report}");
+    assert_eq!(
+        first, second,
+        "instruction counts moved between two runs of the same binaries"
+    );
+    assert!(
+        report.contains("### instructions per operation (callgrind)"),
+        "{report}"
+    );
 }
 
 #[test]
@@ -84,6 +98,9 @@ fn instructions_without_valgrind_are_refused() {
     .unwrap();
     let out = text(&o);
     assert_eq!(o.status.code(), Some(2), "{out}");
-    assert!(out.contains("needs valgrind") && out.contains("apt-get install valgrind"), "{out}");
+    assert!(
+        out.contains("needs valgrind") && out.contains("apt-get install valgrind"),
+        "{out}"
+    );
     assert!(!out.contains("panicked"), "{out}");
 }

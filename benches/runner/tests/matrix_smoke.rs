@@ -135,7 +135,11 @@ fn smoke_run_covers_every_cell_and_reports() {
         assert!(o.status.success(), "report --format {format}: {}", text(&o));
         assert!(text(&o).contains("marshal/mixed"));
         if format == "markdown" {
-            assert!(text(&o).contains("Adapter binaries, code and data: zbus 6."), "{}", text(&o));
+            assert!(
+                text(&o).contains("Adapter binaries, code and data: zbus 6."),
+                "{}",
+                text(&o)
+            );
         }
         assert!(
             text(&o).contains("call/echo-bytes/1048576"),
