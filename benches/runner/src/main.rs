@@ -104,15 +104,8 @@ enum Cmd {
         alpha: f64,
         #[arg(long, value_enum, default_value = "markdown")]
         format: CompareFormat,
-        /// Only these adapters (comma-separated ids).
-        #[arg(long, value_delimiter = ',')]
-        adapters: Vec<String>,
-        /// Only these scenarios (comma-separated ids).
-        #[arg(long, value_delimiter = ',')]
-        scenarios: Vec<String>,
-        /// Only IPC cells on these buses (comma-separated ids).
-        #[arg(long, value_delimiter = ',')]
-        buses: Vec<String>,
+        #[command(flatten)]
+        filter: CellFilter,
     },
     /// The medians of many runs over time, per cell, with steps marked (▲ slower, ▼ faster).
     History {
@@ -127,15 +120,8 @@ enum Cmd {
         alpha: f64,
         #[arg(long, value_enum, default_value = "markdown")]
         format: CompareFormat,
-        /// Only these adapters (comma-separated ids).
-        #[arg(long, value_delimiter = ',')]
-        adapters: Vec<String>,
-        /// Only these scenarios (comma-separated ids).
-        #[arg(long, value_delimiter = ',')]
-        scenarios: Vec<String>,
-        /// Only IPC cells on these buses (comma-separated ids).
-        #[arg(long, value_delimiter = ',')]
-        buses: Vec<String>,
+        #[command(flatten)]
+        filter: CellFilter,
     },
     /// Check that every adapter does the same work (bytes and values), untimed.
     Verify {
@@ -146,6 +132,26 @@ enum Cmd {
     },
     /// List adapters (with exact versions and support) and scenarios.
     List,
+}
+
+/// Which cells `compare` and `history` look at.
+#[derive(clap::Args)]
+struct CellFilter {
+    /// Only these adapters (comma-separated ids).
+    #[arg(long, value_delimiter = ',')]
+    adapters: Vec<String>,
+    /// Only these scenarios (comma-separated ids).
+    #[arg(long, value_delimiter = ',')]
+    scenarios: Vec<String>,
+    /// Only IPC cells on these buses (comma-separated ids).
+    #[arg(long, value_delimiter = ',')]
+    buses: Vec<String>,
+}
+
+fn check_significance(threshold: f64, alpha: f64) -> anyhow::Result<()> {
+    anyhow::ensure!(threshold >= 0.0, "--threshold must not be negative");
+    anyhow::ensure!(alpha > 0.0 && alpha < 1.0, "--alpha must be between 0 and 1");
+    Ok(())
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -248,19 +254,16 @@ fn real_main(cli: Cli, interrupted: Arc<AtomicBool>) -> anyhow::Result<ExitCode>
             threshold,
             alpha,
             format,
-            adapters,
-            scenarios,
-            buses,
+            filter,
         } => {
-            anyhow::ensure!(threshold >= 0.0, "--threshold must not be negative");
-            anyhow::ensure!(alpha > 0.0 && alpha < 1.0, "--alpha must be between 0 and 1");
+            check_significance(threshold, alpha)?;
             let (old_results, new_results) = (store::load(&old)?, store::load(&new)?);
             let opts = compare::CompareOptions {
                 threshold,
                 alpha,
-                adapters,
-                scenarios,
-                buses,
+                adapters: filter.adapters,
+                scenarios: filter.scenarios,
+                buses: filter.buses,
             };
             let c = compare::compare(&old_results, &new_results, &opts)?;
             match format {
@@ -278,20 +281,17 @@ fn real_main(cli: Cli, interrupted: Arc<AtomicBool>) -> anyhow::Result<ExitCode>
             threshold,
             alpha,
             format,
-            adapters,
-            scenarios,
-            buses,
+            filter,
         } => {
-            anyhow::ensure!(threshold >= 0.0, "--threshold must not be negative");
-            anyhow::ensure!(alpha > 0.0 && alpha < 1.0, "--alpha must be between 0 and 1");
+            check_significance(threshold, alpha)?;
             let (runs, errors) = history::load_inputs(&inputs);
             history::report_skipped(runs.len(), &errors)?;
             let opts = history::HistoryOptions {
                 threshold,
                 alpha,
-                adapters,
-                scenarios,
-                buses,
+                adapters: filter.adapters,
+                scenarios: filter.scenarios,
+                buses: filter.buses,
             };
             let h = history::history(&runs, &opts)?;
             match format {
