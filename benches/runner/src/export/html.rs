@@ -9,7 +9,7 @@ use std::fmt::Write;
 use harness::ipc::IpcOp;
 use harness::results::{AdapterRecord, Cell, CellStatus, ResultsFile};
 
-use super::table::{self, duration, Entry, Group, Table};
+use super::table::{self, duration, si, Entry, Group, Table};
 
 /// Text for HTML content and attribute values (also valid inside SVG).
 pub fn esc(s: &str) -> String {
@@ -1069,24 +1069,6 @@ impl LogScale {
     fn at(&self, v: f64) -> f64 {
         self.a + (v.log10() - self.lo) / (self.hi - self.lo) * (self.b - self.a)
     }
-}
-
-/// 1234 -> "1.23 k", three significant digits.
-fn si(n: f64) -> String {
-    let (v, unit) = match n {
-        n if n >= 1e9 => (n / 1e9, " G"),
-        n if n >= 1e6 => (n / 1e6, " M"),
-        n if n >= 1e3 => (n / 1e3, " k"),
-        n => (n, ""),
-    };
-    let digits = if v >= 100.0 || unit.is_empty() {
-        0
-    } else if v >= 10.0 {
-        1
-    } else {
-        2
-    };
-    format!("{v:.digits$}{unit}")
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@ use std::fmt::Write;
 
 use harness::results::{CellStatus, ResultsFile};
 
-use super::table::{self, duration, row_label, Entry};
+use super::table::{self, duration, row_label, si, Entry};
 
 /// Footnotes for unsupported and failed cells; the same reason for the same
 /// adapter is one note, however many cells share it.
@@ -171,24 +171,6 @@ fn instructions_table(t: &table::Table, out: &mut String) {
         let _ = writeln!(out, "| {} | {} |", row_label(row.adapter), cells.join(" | "));
     }
     out.push('\n');
-}
-
-/// 1234 -> "1.23 k", three significant digits.
-fn si(n: f64) -> String {
-    let (v, unit) = match n {
-        n if n >= 1e9 => (n / 1e9, " G"),
-        n if n >= 1e6 => (n / 1e6, " M"),
-        n if n >= 1e3 => (n / 1e3, " k"),
-        n => (n, ""),
-    };
-    let digits = if v >= 100.0 || unit.is_empty() {
-        0
-    } else if v >= 10.0 {
-        1
-    } else {
-        2
-    };
-    format!("{v:.digits$}{unit}")
 }
 
 /// For each library with IPC results: rows = scenarios, columns = buses.

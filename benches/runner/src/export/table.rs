@@ -124,6 +124,24 @@ pub fn row_label(a: &AdapterRecord) -> String {
     }
 }
 
+/// 1234 -> "1.23 k", three significant digits.
+pub fn si(n: f64) -> String {
+    let (v, unit) = match n {
+        n if n >= 1e9 => (n / 1e9, " G"),
+        n if n >= 1e6 => (n / 1e6, " M"),
+        n if n >= 1e3 => (n / 1e3, " k"),
+        n => (n, ""),
+    };
+    let digits = if v >= 100.0 || unit.is_empty() {
+        0
+    } else if v >= 10.0 {
+        1
+    } else {
+        2
+    };
+    format!("{v:.digits$}{unit}")
+}
+
 /// 1234.5 -> "1.23 µs".
 pub fn duration(ns: f64) -> String {
     let (v, unit) = if ns >= 1e9 {
