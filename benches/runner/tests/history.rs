@@ -4,24 +4,11 @@
 //! `dbus-matrix report --format bmf`: Bencher Metric Format.
 
 mod common;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use common::*;
 
 const SCENARIOS: [&str; 2] = ["marshal/mixed", "demarshal/mixed"];
-
-/// One smoke run of `fault-ok`; `slowed` makes it do ~1 ms of extra work per
-/// operation (FAULT_ADAPTER_AS=fault-slow) under the same adapter id.
-fn smoke_run(setup: &FaultSetup, name: &str, slowed: bool) -> PathBuf {
-    let out = setup.dir.path().join(name);
-    let mut c = setup.command(&["run", "--profile", "smoke", "--quiet", "--out", out.to_str().unwrap()]);
-    if slowed {
-        c.env("FAULT_ADAPTER_AS", "fault-slow");
-    }
-    let o = c.output().unwrap();
-    assert!(o.status.success(), "{name}:\n{}", text(&o));
-    results_file(&out)
-}
 
 fn history(inputs: &[&Path], extra: &[&str]) -> (Option<i32>, String, String) {
     let o = dbus_matrix(&["history"]).args(inputs).args(extra).output().unwrap();

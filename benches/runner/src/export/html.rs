@@ -9,7 +9,7 @@ use std::fmt::Write;
 use harness::ipc::IpcOp;
 use harness::results::{AdapterRecord, Cell, CellStatus, ResultsFile};
 
-use super::table::{self, duration, si, Entry, Group, Table};
+use super::table::{self, duration, si, Entry, Group, Notes, Table};
 
 /// Text for HTML content and attribute values (also valid inside SVG).
 pub fn esc(s: &str) -> String {
@@ -97,22 +97,6 @@ const LIBRARY_COLOURS: [&str; 10] = [
 ];
 const BASELINE_COLOUR: &str = "#8c8c8c";
 const BUS_COLOURS: [&str; 6] = ["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#d62728", "#8c564b"];
-
-/// Footnotes for unsupported and failed cells, numbered once per text.
-#[derive(Default)]
-struct Notes(Vec<String>);
-
-impl Notes {
-    fn number(&mut self, text: String) -> usize {
-        match self.0.iter().position(|n| *n == text) {
-            Some(i) => i + 1,
-            None => {
-                self.0.push(text);
-                self.0.len()
-            }
-        }
-    }
-}
 
 struct Page<'a> {
     r: &'a ResultsFile,

@@ -4,24 +4,7 @@ use std::fmt::Write;
 
 use harness::results::{CellStatus, ResultsFile};
 
-use super::table::{self, duration, row_label, si, Entry};
-
-/// Footnotes for unsupported and failed cells; the same reason for the same
-/// adapter is one note, however many cells share it.
-#[derive(Default)]
-struct Notes(Vec<String>);
-
-impl Notes {
-    fn number(&mut self, text: String) -> usize {
-        match self.0.iter().position(|n| *n == text) {
-            Some(i) => i + 1,
-            None => {
-                self.0.push(text);
-                self.0.len()
-            }
-        }
-    }
-}
+use super::table::{self, duration, row_label, si, Entry, Notes};
 
 fn cell_text(e: &Entry, adapter: &str, notes: &mut Notes) -> String {
     match e.cell.status {

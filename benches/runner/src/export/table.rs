@@ -142,6 +142,23 @@ pub fn si(n: f64) -> String {
     format!("{v:.digits$}{unit}")
 }
 
+/// Footnotes for unsupported and failed cells; the same reason for the same
+/// adapter is one note, however many cells share it.
+#[derive(Default)]
+pub struct Notes(pub Vec<String>);
+
+impl Notes {
+    pub fn number(&mut self, text: String) -> usize {
+        match self.0.iter().position(|n| *n == text) {
+            Some(i) => i + 1,
+            None => {
+                self.0.push(text);
+                self.0.len()
+            }
+        }
+    }
+}
+
 /// 1234.5 -> "1.23 µs".
 pub fn duration(ns: f64) -> String {
     let (v, unit) = if ns >= 1e9 {

@@ -220,3 +220,16 @@ pub fn processes_mentioning(needle: &str) -> Vec<String> {
     }
     found
 }
+
+/// One smoke run of the setup (`fault-ok` for compare and history); `slowed` makes it do ~1 ms of extra work per
+/// operation (FAULT_ADAPTER_AS=fault-slow) under the same adapter id.
+pub fn smoke_run(setup: &FaultSetup, name: &str, slowed: bool) -> PathBuf {
+    let out = setup.dir.path().join(name);
+    let mut c = setup.command(&["run", "--profile", "smoke", "--quiet", "--out", out.to_str().unwrap()]);
+    if slowed {
+        c.env("FAULT_ADAPTER_AS", "fault-slow");
+    }
+    let o = c.output().unwrap();
+    assert!(o.status.success(), "{name}:\n{}", text(&o));
+    results_file(&out)
+}
