@@ -57,15 +57,7 @@ fn num(x: f64) -> String {
 
 /// Axis label of a time: 1000 -> "1 µs", 1e5 -> "100 µs".
 pub fn tick_ns(ns: f64) -> String {
-    let (v, unit) = if ns >= 1e9 {
-        (ns / 1e9, "s")
-    } else if ns >= 1e6 {
-        (ns / 1e6, "ms")
-    } else if ns >= 1e3 {
-        (ns / 1e3, "µs")
-    } else {
-        (ns, "ns")
-    };
+    let (v, unit) = table::scaled_ns(ns);
     format!("{} {unit}", num(v))
 }
 
@@ -448,12 +440,7 @@ impl Page<'_> {
     /// Instructions per operation (`run --instructions`) with the ratio to
     /// the fewest in the row; only for tables where some cell has them.
     fn instructions_table(&mut self, t: &Table) {
-        let count = |e: &Option<Entry>| {
-            e.as_ref()
-                .and_then(|e| e.cell.measurement.as_ref())
-                .and_then(|m| m.instructions_per_op)
-        };
-        if !t.rows.iter().any(|row| row.cells.iter().any(|e| count(e).is_some())) {
+        if !table::has_instructions(t) {
             return;
         }
         let _ = writeln!(
@@ -472,15 +459,10 @@ impl Page<'_> {
         }
         self.out.push_str("</tr></thead>\n<tbody>\n");
         for (i, col) in t.columns.iter().enumerate() {
-            let fewest = t
-                .rows
-                .iter()
-                .filter(|row| !row.adapter.baseline)
-                .filter_map(|row| count(&row.cells[i]))
-                .reduce(f64::min);
+            let fewest = table::fewest_instructions(t, i);
             let _ = write!(self.out, "<tr><th>{}</th>", esc(col));
             for row in &t.rows {
-                let _ = match (count(&row.cells[i]), fewest) {
+                let _ = match (table::instructions(&row.cells[i]), fewest) {
                     (Some(n), Some(f)) if f > 0.0 => write!(
                         self.out,
                         "<td class=\"num{}\">{}<small>{:.2}×</small></td>",

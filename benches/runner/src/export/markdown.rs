@@ -120,23 +120,10 @@ pub fn render(r: &ResultsFile) -> String {
 /// Instructions per operation (`run --instructions`), with the ratio to the
 /// fewest in the column; only when some cell has them.
 fn instructions_table(t: &table::Table, out: &mut String) {
-    let count = |e: &Option<Entry>| {
-        e.as_ref()
-            .and_then(|e| e.cell.measurement.as_ref())
-            .and_then(|m| m.instructions_per_op)
-    };
-    if !t.rows.iter().any(|row| row.cells.iter().any(|e| count(e).is_some())) {
+    if !table::has_instructions(t) {
         return;
     }
-    let fewest: Vec<Option<f64>> = (0..t.columns.len())
-        .map(|i| {
-            t.rows
-                .iter()
-                .filter(|row| !row.adapter.baseline)
-                .filter_map(|row| count(&row.cells[i]))
-                .reduce(f64::min)
-        })
-        .collect();
+    let fewest: Vec<Option<f64>> = (0..t.columns.len()).map(|i| table::fewest_instructions(t, i)).collect();
     let _ = writeln!(out, "### instructions per operation (callgrind)\n");
     let _ = writeln!(out, "| library | {} |", t.columns.join(" | "));
     let _ = writeln!(out, "|---|{}", "---:|".repeat(t.columns.len()));
@@ -145,7 +132,7 @@ fn instructions_table(t: &table::Table, out: &mut String) {
             .cells
             .iter()
             .enumerate()
-            .map(|(i, e)| match (count(e), fewest[i]) {
+            .map(|(i, e)| match (table::instructions(e), fewest[i]) {
                 (Some(n), Some(f)) if f > 0.0 => format!("{} ({:.2}×)", si(n), n / f),
                 (Some(n), _) => si(n),
                 (None, _) => "–".into(),

@@ -47,6 +47,41 @@ pub struct Entry<'a> {
     pub ratio: Option<f64>,
 }
 
+/// Instructions per operation of a cell (`run --instructions`), when counted.
+pub fn instructions(e: &Option<Entry>) -> Option<f64> {
+    e.as_ref()
+        .and_then(|e| e.cell.measurement.as_ref())
+        .and_then(|m| m.instructions_per_op)
+}
+
+pub fn has_instructions(t: &Table) -> bool {
+    t.rows
+        .iter()
+        .any(|row| row.cells.iter().any(|e| instructions(e).is_some()))
+}
+
+/// The fewest instructions per operation of a library (not the baseline) in column `col`.
+pub fn fewest_instructions(t: &Table, col: usize) -> Option<f64> {
+    t.rows
+        .iter()
+        .filter(|row| !row.adapter.baseline)
+        .filter_map(|row| instructions(&row.cells[col]))
+        .reduce(f64::min)
+}
+
+/// Scales nanoseconds to the largest unit they reach: 1234.5 -> (1.2345, "µs").
+pub fn scaled_ns(ns: f64) -> (f64, &'static str) {
+    if ns >= 1e9 {
+        (ns / 1e9, "s")
+    } else if ns >= 1e6 {
+        (ns / 1e6, "ms")
+    } else if ns >= 1e3 {
+        (ns / 1e3, "µs")
+    } else {
+        (ns, "ns")
+    }
+}
+
 pub fn tables(r: &ResultsFile) -> Vec<Table<'_>> {
     let mut groups: Vec<Group> = Vec::new();
     for c in &r.cells {
@@ -161,15 +196,7 @@ impl Notes {
 
 /// 1234.5 -> "1.23 µs".
 pub fn duration(ns: f64) -> String {
-    let (v, unit) = if ns >= 1e9 {
-        (ns / 1e9, "s")
-    } else if ns >= 1e6 {
-        (ns / 1e6, "ms")
-    } else if ns >= 1e3 {
-        (ns / 1e3, "µs")
-    } else {
-        (ns, "ns")
-    };
+    let (v, unit) = scaled_ns(ns);
     let digits = if v >= 100.0 {
         0
     } else if v >= 10.0 {
