@@ -15,6 +15,7 @@
 
 pub mod config;
 mod launch;
+pub mod monitor;
 pub mod raw_client;
 
 use std::fmt;

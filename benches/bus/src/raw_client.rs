@@ -105,6 +105,24 @@ impl RawConnection {
             .context("Hello reply without a name")
     }
 
+    /// Sends a signal to whoever listens.
+    pub fn signal(&mut self, path: &str, iface: &str, member: &str, args: &[Value]) -> Result<()> {
+        let serial = self.next_serial();
+        let mut fields = vec![
+            (wire::FIELD_PATH, Value::ObjectPath(path.into())),
+            (wire::FIELD_INTERFACE, Value::Str(iface.into())),
+            (wire::FIELD_MEMBER, Value::Str(member.into())),
+        ];
+        push_signature(&mut fields, args);
+        self.send(&wire::encode_message(
+            wire::MESSAGE_SIGNAL,
+            wire::FLAG_NO_REPLY_EXPECTED,
+            serial,
+            &fields,
+            args,
+        ))
+    }
+
     /// Replies to a method call with `args`.
     pub fn reply(&mut self, call: &Message, args: &[Value]) -> Result<()> {
         let serial = self.next_serial();
@@ -146,22 +164,40 @@ impl RawConnection {
 
     /// Reads one whole message.
     pub fn recv(&mut self) -> Result<Message> {
+        wire::decode_message(&self.recv_frame()?)
+    }
+
+    /// Reads the bytes of one whole message, undecoded (either byte order).
+    pub fn recv_frame(&mut self) -> Result<Vec<u8>> {
         let mut fixed = [0u8; 16];
         self.stream
             .read_exact(&mut fixed)
             .context("receiving a message header")?;
+        let word = |at: usize| {
+            let b: [u8; 4] = fixed[at..at + 4].try_into().unwrap();
+            match fixed[0] {
+                b'B' => u32::from_be_bytes(b),
+                _ => u32::from_le_bytes(b),
+            }
+        };
         ensure!(
-            fixed[0] == b'l',
-            "only little-endian peers are supported by this test client"
+            matches!(fixed[0], b'l' | b'B'),
+            "not a D-Bus message: endianness byte {:#04x}",
+            fixed[0]
         );
-        let body_len = u32::from_le_bytes(fixed[4..8].try_into().unwrap()) as usize;
-        let fields_len = u32::from_le_bytes(fixed[12..16].try_into().unwrap()) as usize;
+        let body_len = word(4) as usize;
+        let fields_len = word(12) as usize;
         let header_len = (16 + fields_len).div_ceil(8) * 8;
         let mut bytes = fixed.to_vec();
         bytes.resize(header_len + body_len, 0);
         self.stream
             .read_exact(&mut bytes[16..])
             .context("receiving a message")?;
-        wire::decode_message(&bytes)
+        Ok(bytes)
+    }
+
+    /// A second handle on the socket (to shut it down from another thread).
+    pub fn try_clone_stream(&self) -> Result<UnixStream> {
+        self.stream.try_clone().context("cloning the socket")
     }
 }

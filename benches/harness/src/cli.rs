@@ -7,9 +7,11 @@
 //! <adapter> bench --scenario ID --result FILE [criterion settings]
 //!                                        verify, count allocations, time with criterion,
 //!                                        write a `Measurement` as JSON to FILE
-//! <adapter> repeat --scenario ID --iterations N [transport]
+//! <adapter> repeat --scenario ID --iterations N [--windows K] [transport]
 //!                                        verify, then run the operation N times inside
-//!                                        `dbus_matrix_measured_region` (for callgrind)
+//!                                        `dbus_matrix_measured_region` (for callgrind);
+//!                                        with K windows, K times, each between
+//!                                        WINDOW-BEGIN/WINDOW-END and a `go` on stdin
 //! <adapter> serve [transport]            serve the benchmark service; prints READY
 //! <adapter> subscribe [transport] --connections N --extra-rules R --ack-fifo PATH
 //!                                        N subscriber connections; one byte to PATH each
@@ -42,6 +44,12 @@ use crate::{alloc, verify, wire};
 pub const EXIT_UNSUPPORTED: u8 = 3;
 /// What `serve` and `subscribe` print once they are ready.
 pub const READY: &str = "READY";
+/// `repeat --windows N` prints these around each window of operations and
+/// waits for a line `go` on stdin after each, so the runner can snapshot
+/// every process.
+pub const WINDOW_BEGIN: &str = "WINDOW-BEGIN";
+pub const WINDOW_END: &str = "WINDOW-END";
+pub const GO: &str = "go";
 
 #[derive(Parser)]
 #[command(about = "A dbus-matrix adapter (see harness::cli for the contract)")]
@@ -141,6 +149,11 @@ enum Command {
         scenario: String,
         #[arg(long)]
         iterations: u64,
+        /// Run the N operations this many times, each time announced with
+        /// WINDOW-BEGIN / WINDOW-END on stdout, waiting for a line `go` on
+        /// stdin after each (the runner counts costs in between); 0: no handshake.
+        #[arg(long, default_value_t = 0)]
+        windows: u32,
         #[command(flatten)]
         transport: TransportArgs,
         #[arg(long)]
@@ -411,15 +424,18 @@ fn run<C: Codec, I: Ipc>(
                 .with_context(|| format!("writing {}", result.display()))?;
         }
         Command::Repeat {
-            iterations, ack_fifo, ..
+            iterations,
+            ack_fifo,
+            windows,
+            ..
         } => match scenario.kind {
             Kind::Ipc(op) => {
                 let mut prepared = prepare_ipc(&mut ipc, op, transport.as_ref(), ack_fifo.as_deref())?;
-                repeat(&mut prepared.op, iterations);
+                repeat(&mut prepared.op, iterations, windows)?;
             }
             _ => {
                 let prepared = prepare_codec(&mut codec, scenario)?;
-                repeat(&mut codec_operation(&mut codec, &prepared.input), iterations);
+                repeat(&mut codec_operation(&mut codec, &prepared.input), iterations, windows)?;
             }
         },
         Command::List | Command::Serve { .. } | Command::Subscribe { .. } | Command::ColdStart { .. } => {
@@ -429,12 +445,37 @@ fn run<C: Codec, I: Ipc>(
     Ok(ExitCode::SUCCESS)
 }
 
-fn repeat(op: &mut dyn FnMut(), iterations: u64) {
-    dbus_matrix_measured_region(&mut || {
-        for _ in 0..iterations {
-            op();
-        }
-    });
+fn repeat(op: &mut dyn FnMut(), iterations: u64, windows: u32) -> Result<()> {
+    let mut region = || {
+        dbus_matrix_measured_region(&mut || {
+            for _ in 0..iterations {
+                op();
+            }
+        })
+    };
+    if windows == 0 {
+        region();
+    }
+    for _ in 0..windows {
+        announce_and_wait(WINDOW_BEGIN)?;
+        region();
+        announce_and_wait(WINDOW_END)?;
+    }
+    Ok(())
+}
+
+/// Prints `what` and waits for the runner's `go`.
+fn announce_and_wait(what: &str) -> Result<()> {
+    println!("{what}");
+    std::io::stdout().flush()?;
+    let mut line = String::new();
+    std::io::stdin().read_line(&mut line)?;
+    ensure!(
+        line.trim() == GO,
+        "after {what} the runner said {:?}, not {GO:?}",
+        line.trim()
+    );
+    Ok(())
 }
 
 fn measure(
@@ -471,6 +512,7 @@ fn measure(
         instructions_per_op: None,
         verification_notes: notes,
         floor_ratio: None,
+        costs: None,
     })
 }
 

@@ -96,6 +96,62 @@ pub struct Measurement {
     /// same size measured in the same run (set by the runner).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub floor_ratio: Option<f64>,
+    /// IPC cells: what one operation costs each process and the bus, counted
+    /// over a separate window of operations after timing (set by the runner).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub costs: Option<IpcCosts>,
+}
+
+/// Machine-independent costs of one IPC operation: counts from the kernel
+/// for every process involved, and the messages that crossed the bus.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct IpcCosts {
+    /// Operations in the counted window (after connecting and verifying).
+    pub operations: u64,
+    /// One entry per role: `client`, `server`, `subscribers`, `bus`.
+    pub processes: Vec<ProcessCost>,
+    /// Messages the bus routed per operation, counted by a monitor
+    /// connection between two marker signals (absent peer to peer).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bus_messages_per_op: Option<f64>,
+    /// Bytes of those messages per operation, as the monitor received them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bus_bytes_per_op: Option<f64>,
+    /// What could not be counted, and why.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+impl IpcCosts {
+    pub fn process(&self, role: &str) -> Option<&ProcessCost> {
+        self.processes.iter().find(|p| p.role == role)
+    }
+
+    /// The sum over every process of one per-operation figure.
+    pub fn total(&self, figure: impl Fn(&ProcessCost) -> Option<f64>) -> Option<f64> {
+        self.processes.iter().map(figure).sum()
+    }
+}
+
+/// Per-operation costs of one process (all its threads) in an IPC cell.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct ProcessCost {
+    /// `client`, `server`, `subscribers` or `bus`.
+    pub role: String,
+    /// CPU time in ns (`/proc/PID/task/*/schedstat`).
+    pub cpu_ns_per_op: f64,
+    /// Voluntary context switches (waiting: `/proc/PID/task/*/status`).
+    pub voluntary_switches_per_op: f64,
+    /// Involuntary context switches (preempted).
+    pub involuntary_switches_per_op: f64,
+    /// Every system call (perf tracepoint `raw_syscalls:sys_enter`), when
+    /// perf events are allowed (root, or `kernel.perf_event_paranoid` -1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub syscalls_per_op: Option<f64>,
+    /// read-family calls (`/proc/PID/io` syscr; recvmsg is not among them).
+    pub read_calls_per_op: f64,
+    /// write-family calls (`/proc/PID/io` syscw; sendmsg is not among them).
+    pub write_calls_per_op: f64,
 }
 
 #[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
