@@ -74,6 +74,10 @@ impl Service {
         }
     }
 
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// `Err(reason)` if the process has exited.
     fn check_alive(&mut self) -> Result<(), String> {
         match self.child.try_wait() {
@@ -198,6 +202,28 @@ impl BusSession {
         matches!(self.medium, Medium::P2p)
     }
 
+    /// The running server of an adapter, if it was started.
+    pub fn server_pid(&self, adapter_id: &str) -> Option<u32> {
+        self.servers.get(adapter_id)?.as_ref().ok().map(Service::pid)
+    }
+
+    /// The processes of the private bus daemon (none for p2p or an existing bus).
+    pub fn bus_pids(&self) -> Vec<u32> {
+        match &self.medium {
+            Medium::Bus(b) => b.pids(),
+            Medium::Existing { .. } | Medium::P2p => Vec::new(),
+        }
+    }
+
+    /// The bus socket, for a monitor (none peer to peer).
+    pub fn bus_socket(&self) -> Option<&Path> {
+        match &self.medium {
+            Medium::Bus(b) => Some(b.socket_path()),
+            Medium::Existing { socket, .. } => Some(socket),
+            Medium::P2p => None,
+        }
+    }
+
     /// Transport arguments for an adapter's commands.
     fn transport_args(&self, adapter: &AdapterEntry) -> Vec<String> {
         match &self.medium {
@@ -319,6 +345,7 @@ pub fn cold_start(
         instructions_per_op: None,
         verification_notes: vec!["timed from outside: process start to exit, including exec".into()],
         floor_ratio: None,
+        costs: None,
     })
 }
 

@@ -8,6 +8,7 @@
 mod adapters;
 mod binsize;
 mod compare;
+mod costs;
 mod environment;
 mod exec;
 mod export;

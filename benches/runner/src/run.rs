@@ -19,7 +19,7 @@ use crate::adapters::{self, Described};
 use crate::ipc_run::{self, BusSession};
 use crate::matrix::{AdapterEntry, BusEntry, Matrix, Profile, ScenarioEntry};
 use crate::placement::{self, Placement};
-use crate::{environment, exec, instructions, store};
+use crate::{costs, environment, exec, instructions, store};
 
 pub struct RunOptions {
     pub matrix: Matrix,
@@ -428,13 +428,96 @@ fn run_cell(
         .map_err(anyhow::Error::from)
         .and_then(|b| serde_json::from_slice::<Measurement>(&b).map_err(Into::into))
     {
-        Ok(m) => {
+        Ok(mut m) => {
+            if op.is_some() {
+                let counted = Counted {
+                    bin,
+                    scenario: &cell.scenario,
+                    adapter_id: &cell.adapter.id,
+                    transport: &extra,
+                    session: session.as_ref().and_then(|s| s.as_ref().ok()).map(|s| &**s),
+                    subscribers: _subscribers.as_ref().map(ipc_run::Service::pid),
+                };
+                if let Err(why) = add_costs(&mut m, counted, profile, timeout, interrupted, client_cpu) {
+                    c.reason = Some(why);
+                    return Ok(c); // interrupted: the cell is missing, not done
+                }
+            }
             c.status = CellStatus::Ok;
             c.measurement = Some(m);
         }
         Err(e) => c.reason = Some(format!("the adapter exited 0 but its result is unreadable: {e}")),
     }
+    c.elapsed_s = started.elapsed().as_secs_f64();
     Ok(c)
+}
+
+/// An IPC cell whose costs are to be counted, and the processes it involves.
+struct Counted<'a> {
+    bin: &'a Path,
+    scenario: &'a str,
+    adapter_id: &'a str,
+    transport: &'a [String],
+    session: Option<&'a BusSession>,
+    subscribers: Option<u32>,
+}
+
+/// Adds the per-operation costs of client, server, subscribers and bus to an
+/// IPC cell. Costs that cannot be counted leave a note, not a failed cell
+/// (the timing stands); `Err` only when the run was interrupted.
+fn add_costs(
+    m: &mut Measurement,
+    cell: Counted,
+    profile: &Profile,
+    timeout: Duration,
+    interrupted: &AtomicBool,
+    client_cpu: Option<usize>,
+) -> Result<(), String> {
+    let median = m.wall.median_ns.point;
+    if median > costs::MAX_NATIVE_NS {
+        m.verification_notes.push(format!(
+            "costs not counted: {:.1} s per operation (limit {:.0} s)",
+            median / 1e9,
+            costs::MAX_NATIVE_NS / 1e9
+        ));
+        return Ok(());
+    }
+    let mut others = Vec::new();
+    if let Some(s) = cell.session {
+        if let Some(pid) = s.server_pid(cell.adapter_id) {
+            others.push(costs::Participant {
+                role: "server",
+                pids: vec![pid],
+            });
+        }
+        if let Some(pid) = cell.subscribers {
+            others.push(costs::Participant {
+                role: "subscribers",
+                pids: vec![pid],
+            });
+        }
+        let bus = s.bus_pids();
+        if !bus.is_empty() {
+            others.push(costs::Participant { role: "bus", pids: bus });
+        }
+    }
+    let budget = Duration::from_secs_f64(profile.measurement * costs::WINDOW_SHARE);
+    let window = costs::Window {
+        bin: cell.bin,
+        scenario: cell.scenario,
+        transport: cell.transport,
+        iterations: costs::iterations(median, budget),
+        others,
+        bus_socket: cell.session.and_then(BusSession::bus_socket),
+        client_cpu,
+        timeout,
+    };
+    match costs::count(&window, interrupted) {
+        Ok(c) => m.costs = Some(c),
+        Err(_) if interrupted.load(Ordering::SeqCst) => return Err("interrupted".into()),
+        Err(why) => m.verification_notes.push(format!("costs not counted: {why}")),
+    }
+    Ok(())
 }
 
 /// Adds instructions per operation to an ok codec cell (IPC cells involve

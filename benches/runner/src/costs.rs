@@ -1,0 +1,539 @@
+//! What one IPC operation costs each process, and the bus, in counts the
+//! kernel keeps: CPU time, context switches, system calls, and the messages
+//! the bus routed. Counted after timing, by the adapter's
+//! `repeat --windows 2`: the same verified operation, a fixed number of times,
+//! twice. Window 1 is bracketed by snapshots of every process of the cell
+//! (client, server, subscribers, bus daemon); window 2 by a bus monitor,
+//! which is not connected during window 1 because copying every message to
+//! it is work for the bus.
+//!
+//! Sources, per thread of each process (a thread that ends inside a window
+//! takes its counts with it, and a note says so):
+//! - CPU time: `/proc/PID/task/TID/schedstat` (ns on a CPU);
+//! - context switches: `/proc/PID/task/TID/status` (voluntary = waited,
+//!   involuntary = preempted);
+//! - read/write calls: `/proc/PID/io` syscr/syscw (the read and write
+//!   families only: sendmsg/recvmsg, which most D-Bus libraries use, are not
+//!   among them);
+//! - every system call: a perf counter on the `raw_syscalls:sys_enter`
+//!   tracepoint (inherited by threads started in the window), when perf
+//!   events are allowed (root, or `kernel.perf_event_paranoid` -1).
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::fd::{FromRawFd, OwnedFd};
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, OnceLock};
+use std::time::{Duration, Instant};
+
+use bus::monitor::BusMonitor;
+use harness::cli::{GO, WINDOW_BEGIN, WINDOW_END};
+use harness::results::{IpcCosts, ProcessCost};
+
+use crate::{exec, placement};
+
+/// The counted windows last about this share of the profile's measurement time.
+pub const WINDOW_SHARE: f64 = 0.25;
+/// Operations slower than this are not counted (two windows of them).
+pub const MAX_NATIVE_NS: f64 = 1e9;
+
+/// Operations per window: about `budget` of work, at least 3, at most 100 000.
+pub fn iterations(median_ns: f64, budget: Duration) -> u64 {
+    ((budget.as_nanos() as f64 / median_ns.max(1.0)) as u64).clamp(3, 100_000)
+}
+
+/// One process of the cell (or several, for a bus daemon and its launcher).
+pub struct Participant {
+    pub role: &'static str,
+    pub pids: Vec<u32>,
+}
+
+/// Where the counted client connects, and what else to count.
+pub struct Window<'a> {
+    pub bin: &'a Path,
+    pub scenario: &'a str,
+    /// Transport (and ack FIFO) arguments, as for `bench`.
+    pub transport: &'a [String],
+    pub iterations: u64,
+    /// Every process of the cell except the client.
+    pub others: Vec<Participant>,
+    /// The bus socket, when there is a bus to monitor.
+    pub bus_socket: Option<&'a Path>,
+    pub client_cpu: Option<usize>,
+    pub timeout: Duration,
+}
+
+/// Counts `window.iterations` operations twice (processes, then bus traffic).
+pub fn count(window: &Window, interrupted: &AtomicBool) -> Result<IpcCosts, String> {
+    let mut cmd = Command::new(window.bin);
+    cmd.arg("repeat")
+        .arg("--scenario")
+        .arg(window.scenario)
+        .arg("--iterations")
+        .arg(window.iterations.to_string())
+        .arg("--windows")
+        .arg("2")
+        .args(window.transport)
+        .env("RUST_BACKTRACE", "0");
+    placement::pin_command(&mut cmd, window.client_cpu);
+    let mut client = Client::start(cmd)?;
+    let mut notes = Vec::new();
+
+    // Window 1: every process.
+    client.expect(WINDOW_BEGIN, window.timeout, interrupted)?;
+    let mut participants = vec![Participant {
+        role: "client",
+        pids: vec![client.child.id()],
+    }];
+    participants.extend(window.others.iter().map(|p| Participant {
+        role: p.role,
+        pids: p.pids.clone(),
+    }));
+    let syscall_event = match syscall_tracepoint() {
+        Ok(id) => Some(*id),
+        Err(why) => {
+            notes.push(format!("system calls not counted: {why}"));
+            None
+        }
+    };
+    let before: Vec<Vec<ProcessCounters>> = participants
+        .iter()
+        .map(|p| {
+            p.pids
+                .iter()
+                .map(|&pid| ProcessCounters::open(pid, syscall_event))
+                .collect()
+        })
+        .collect::<Result<_, _>>()?;
+    client.go()?;
+    client.expect(WINDOW_END, window.timeout, interrupted)?;
+    let mut processes = Vec::new();
+    for (p, before) in participants.iter().zip(before) {
+        let mut delta = Delta::default();
+        for counters in before {
+            delta.add(&counters.close()?, p.role, &mut notes);
+        }
+        processes.push(delta.per_op(p.role, window.iterations));
+    }
+
+    // Window 2: the bus, through a monitor connected only now.
+    client.go()?;
+    client.expect(WINDOW_BEGIN, window.timeout, interrupted)?;
+    let mut monitor = match window.bus_socket.map(BusMonitor::connect) {
+        Some(Ok(m)) => Some(m),
+        Some(Err(why)) => {
+            notes.push(format!("bus messages not counted: {why:#}"));
+            None
+        }
+        None => None,
+    };
+    let opened = match monitor.as_mut() {
+        Some(m) => Some(m.begin().map_err(|e| format!("bus monitor: {e:#}"))?),
+        None => None,
+    };
+    client.go()?;
+    client.expect(WINDOW_END, window.timeout, interrupted)?;
+    let traffic = match (monitor.as_mut(), opened) {
+        (Some(m), Some(id)) => Some(m.end(id).map_err(|e| format!("bus monitor: {e:#}"))?),
+        _ => None,
+    };
+    drop(monitor);
+    client.go()?;
+    client.finish(interrupted)?;
+    let n = window.iterations as f64;
+    Ok(IpcCosts {
+        operations: window.iterations,
+        processes,
+        bus_messages_per_op: traffic.map(|t| t.messages as f64 / n),
+        bus_bytes_per_op: traffic.map(|t| t.bytes as f64 / n),
+        notes,
+    })
+}
+
+/// The counted client: `repeat --windows 2`, driven through its stdin and stdout.
+struct Client {
+    child: Child,
+    stdin: ChildStdin,
+    lines: mpsc::Receiver<String>,
+    stderr: mpsc::Receiver<String>,
+}
+
+impl Client {
+    fn start(mut cmd: Command) -> Result<Client, String> {
+        cmd.stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0);
+        let mut child = cmd
+            .spawn()
+            .map_err(|e| format!("cannot start the counted client: {e}"))?;
+        let stdin = child.stdin.take().expect("piped");
+        let stdout = child.stdout.take().expect("piped");
+        let mut stderr = child.stderr.take().expect("piped");
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let (etx, erx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = stderr.read_to_string(&mut s);
+            let _ = etx.send(s);
+        });
+        Ok(Client {
+            child,
+            stdin,
+            lines,
+            stderr: erx,
+        })
+    }
+
+    /// Waits for the line `what` (other lines are ignored).
+    fn expect(&mut self, what: &str, timeout: Duration, interrupted: &AtomicBool) -> Result<(), String> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if interrupted.load(Ordering::SeqCst) {
+                return Err("interrupted".into());
+            }
+            match self.lines.recv_timeout(Duration::from_millis(100)) {
+                Ok(line) if line.trim() == what => return Ok(()),
+                Ok(_) => {}
+                Err(mpsc::RecvTimeoutError::Timeout) if Instant::now() < deadline => {}
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    return Err(format!(
+                        "the counted client did not print {what} within {:.0} s",
+                        timeout.as_secs_f64()
+                    ))
+                }
+                Err(mpsc::RecvTimeoutError::Disconnected) => return Err(self.ended_early(what)),
+            }
+        }
+    }
+
+    fn ended_early(&mut self, what: &str) -> String {
+        let status = self.child.wait().map(|s| s.to_string()).unwrap_or_default();
+        let stderr = self.stderr.recv_timeout(Duration::from_secs(2)).unwrap_or_default();
+        let tail: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+        format!(
+            "the counted client ended ({status}) before {what}: {}",
+            tail[tail.len().saturating_sub(3)..].join(" | ")
+        )
+    }
+
+    fn go(&mut self) -> Result<(), String> {
+        writeln!(self.stdin, "{GO}")
+            .and_then(|_| self.stdin.flush())
+            .map_err(|e| format!("cannot talk to the counted client: {e}"))
+    }
+
+    /// Waits for a clean exit.
+    fn finish(&mut self, interrupted: &AtomicBool) -> Result<(), String> {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            match self.child.try_wait() {
+                Ok(Some(status)) if status.success() => return Ok(()),
+                Ok(Some(_)) => return Err(self.ended_early("its exit")),
+                Ok(None) if Instant::now() < deadline && !interrupted.load(Ordering::SeqCst) => {
+                    std::thread::sleep(Duration::from_millis(5))
+                }
+                Ok(None) => return Err("the counted client did not exit after its windows".into()),
+                Err(e) => return Err(format!("waiting for the counted client: {e}")),
+            }
+        }
+    }
+}
+
+impl Drop for Client {
+    fn drop(&mut self) {
+        exec::kill_group(self.child.id() as i32);
+        let _ = self.child.wait();
+    }
+}
+
+/// Counters of one thread, from /proc.
+#[derive(Clone, Copy, Default)]
+struct ThreadCounts {
+    cpu_ns: u64,
+    voluntary: u64,
+    involuntary: u64,
+}
+
+fn read_thread(pid: u32, tid: &str) -> Option<ThreadCounts> {
+    let dir = format!("/proc/{pid}/task/{tid}");
+    let schedstat = std::fs::read_to_string(format!("{dir}/schedstat")).ok()?;
+    let status = std::fs::read_to_string(format!("{dir}/status")).ok()?;
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.trim().parse().ok())
+    };
+    Some(ThreadCounts {
+        cpu_ns: schedstat.split_whitespace().next()?.parse().ok()?,
+        voluntary: field("voluntary_ctxt_switches:")?,
+        involuntary: field("nonvoluntary_ctxt_switches:")?,
+    })
+}
+
+fn read_threads(pid: u32) -> Result<BTreeMap<String, ThreadCounts>, String> {
+    let dir = format!("/proc/{pid}/task");
+    let entries = std::fs::read_dir(&dir).map_err(|e| format!("cannot read {dir}: {e}"))?;
+    Ok(entries
+        .filter_map(Result::ok)
+        .filter_map(|e| {
+            let tid = e.file_name().to_string_lossy().to_string();
+            read_thread(pid, &tid).map(|c| (tid, c))
+        })
+        .collect())
+}
+
+/// syscr and syscw of the whole process (every thread, ended ones too).
+fn read_io(pid: u32) -> Result<(u64, u64), String> {
+    let path = format!("/proc/{pid}/io");
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("cannot read {path}: {e}"))?;
+    let field = |name: &str| -> Result<u64, String> {
+        text.lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.trim().parse().ok())
+            .ok_or_else(|| format!("{path} has no {name}"))
+    };
+    Ok((field("syscr:")?, field("syscw:")?))
+}
+
+/// One process at the start of a window: its counters and open perf counters.
+struct ProcessCounters {
+    pid: u32,
+    threads: BTreeMap<String, ThreadCounts>,
+    io: (u64, u64),
+    /// One syscall counter per thread (inherited by threads it starts).
+    syscalls: Option<Vec<OwnedFd>>,
+}
+
+/// What a process's threads did in the window.
+struct Closed {
+    threads: BTreeMap<String, ThreadCounts>,
+    before: BTreeMap<String, ThreadCounts>,
+    io: (u64, u64),
+    io_before: (u64, u64),
+    syscalls: Option<u64>,
+    /// Counters were asked for but could not be opened on every thread.
+    syscalls_missing: bool,
+}
+
+impl ProcessCounters {
+    fn open(pid: u32, syscall_event: Option<u64>) -> Result<ProcessCounters, String> {
+        let threads = read_threads(pid)?;
+        let syscalls = syscall_event.map(|event| {
+            threads
+                .keys()
+                .filter_map(|tid| open_counter(event, tid.parse().ok()?).ok())
+                .collect()
+        });
+        Ok(ProcessCounters {
+            pid,
+            io: read_io(pid)?,
+            threads,
+            syscalls,
+        })
+    }
+
+    fn close(self) -> Result<Closed, String> {
+        let syscalls = match &self.syscalls {
+            Some(fds) if fds.len() == self.threads.len() => {
+                Some(fds.iter().map(read_counter).sum::<Result<u64, String>>()?)
+            }
+            _ => None,
+        };
+        Ok(Closed {
+            syscalls_missing: self.syscalls.is_some() && syscalls.is_none(),
+            threads: read_threads(self.pid)?,
+            before: self.threads,
+            io: read_io(self.pid)?,
+            io_before: self.io,
+            syscalls,
+        })
+    }
+}
+
+/// The sum of the processes of one role.
+#[derive(Default)]
+struct Delta {
+    counts: ThreadCounts,
+    reads: u64,
+    writes: u64,
+    /// `None` once any process could not count its system calls.
+    syscalls: Option<Option<u64>>,
+}
+
+impl Delta {
+    fn add(&mut self, c: &Closed, role: &str, notes: &mut Vec<String>) {
+        for (tid, now) in &c.threads {
+            // A thread started in the window counts from zero.
+            let then = c.before.get(tid).copied().unwrap_or_default();
+            self.counts.cpu_ns += now.cpu_ns.saturating_sub(then.cpu_ns);
+            self.counts.voluntary += now.voluntary.saturating_sub(then.voluntary);
+            self.counts.involuntary += now.involuntary.saturating_sub(then.involuntary);
+        }
+        let ended = c.before.keys().filter(|t| !c.threads.contains_key(*t)).count();
+        if ended > 0 {
+            notes.push(format!(
+                "{ended} thread(s) of the {role} ended inside the window: their CPU time and switches are missing"
+            ));
+        }
+        self.reads += c.io.0.saturating_sub(c.io_before.0);
+        self.writes += c.io.1.saturating_sub(c.io_before.1);
+        if c.syscalls_missing {
+            notes.push(format!(
+                "system calls of the {role} not counted: a counter could not be opened on every thread"
+            ));
+        }
+        let so_far = self.syscalls.unwrap_or(Some(0));
+        self.syscalls = Some(so_far.zip(c.syscalls).map(|(a, b)| a + b));
+    }
+
+    fn per_op(&self, role: &'static str, operations: u64) -> ProcessCost {
+        let n = operations as f64;
+        ProcessCost {
+            role: role.into(),
+            cpu_ns_per_op: self.counts.cpu_ns as f64 / n,
+            voluntary_switches_per_op: self.counts.voluntary as f64 / n,
+            involuntary_switches_per_op: self.counts.involuntary as f64 / n,
+            syscalls_per_op: self.syscalls.flatten().map(|s| s as f64 / n),
+            read_calls_per_op: self.reads as f64 / n,
+            write_calls_per_op: self.writes as f64 / n,
+        }
+    }
+}
+
+/// The id of the `raw_syscalls:sys_enter` tracepoint, or why there is none.
+/// Read from tracefs; where it is not mounted, from a tracefs mounted in a
+/// private mount namespace (the machine's mounts are not touched).
+fn syscall_tracepoint() -> Result<&'static u64, &'static String> {
+    static ID: OnceLock<Result<u64, String>> = OnceLock::new();
+    ID.get_or_init(|| {
+        const REL: &str = "events/raw_syscalls/sys_enter/id";
+        let mounted = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"]
+            .iter()
+            .find_map(|dir| std::fs::read_to_string(format!("{dir}/{REL}")).ok());
+        let text = match mounted {
+            Some(t) => t,
+            None => {
+                let out = Command::new("unshare")
+                    .args(["--mount", "--propagation", "private", "sh", "-c"])
+                    .arg(format!(
+                        "mount -t tracefs tracefs /sys/kernel/tracing && cat /sys/kernel/tracing/{REL}"
+                    ))
+                    .stderr(Stdio::null())
+                    .output()
+                    .map_err(|e| format!("tracefs is not mounted and unshare failed: {e}"))?;
+                String::from_utf8_lossy(&out.stdout).to_string()
+            }
+        };
+        let id: u64 = text.trim().parse().map_err(|_| {
+            "the raw_syscalls:sys_enter tracepoint is not available (tracefs cannot be read)".to_string()
+        })?;
+        // Allowed at all? Try on ourselves.
+        open_counter(id, 0).map(|_| id)
+    })
+    .as_ref()
+}
+
+/// `struct perf_event_attr` up to `config1` (PERF_ATTR_SIZE_VER0, 64 bytes).
+#[repr(C)]
+#[derive(Default)]
+struct PerfEventAttr {
+    kind: u32,
+    size: u32,
+    config: u64,
+    sample_period: u64,
+    sample_type: u64,
+    read_format: u64,
+    flags: u64,
+    wakeup_events: u32,
+    bp_type: u32,
+    config1: u64,
+}
+
+const PERF_TYPE_TRACEPOINT: u32 = 2;
+const PERF_FLAG_INHERIT: u64 = 1 << 1;
+const PERF_FLAG_FD_CLOEXEC: libc::c_ulong = 1 << 3;
+
+/// A counting perf event on tracepoint `event` for thread `tid` (0: this one).
+fn open_counter(event: u64, tid: i32) -> Result<OwnedFd, String> {
+    let attr = PerfEventAttr {
+        kind: PERF_TYPE_TRACEPOINT,
+        size: std::mem::size_of::<PerfEventAttr>() as u32,
+        config: event,
+        flags: PERF_FLAG_INHERIT,
+        ..Default::default()
+    };
+    // SAFETY: perf_event_open with a valid, fully initialised attribute struct.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_perf_event_open,
+            &attr as *const PerfEventAttr,
+            tid,
+            -1 as libc::c_int,
+            -1 as libc::c_int,
+            PERF_FLAG_FD_CLOEXEC,
+        )
+    };
+    if fd < 0 {
+        let e = std::io::Error::last_os_error();
+        return Err(format!(
+            "perf_event_open: {e} (needs root or kernel.perf_event_paranoid = -1)"
+        ));
+    }
+    // SAFETY: a new descriptor that nothing else owns.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) })
+}
+
+fn read_counter(fd: &OwnedFd) -> Result<u64, String> {
+    let mut f = std::fs::File::from(fd.try_clone().map_err(|e| e.to_string())?);
+    let mut b = [0u8; 8];
+    f.read_exact(&mut b)
+        .map_err(|e| format!("reading a perf counter: {e}"))?;
+    Ok(u64::from_ne_bytes(b))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn iterations_fill_the_budget_within_bounds() {
+        assert_eq!(iterations(100_000.0, Duration::from_millis(250)), 2500);
+        assert_eq!(iterations(1e9, Duration::from_millis(250)), 3);
+        assert_eq!(iterations(1.0, Duration::from_secs(1)), 100_000);
+    }
+
+    #[test]
+    fn counts_this_threads_own_syscalls_and_switches() {
+        let me = std::process::id();
+        let event = syscall_tracepoint().ok().copied();
+        let before = ProcessCounters::open(me, event).unwrap();
+        let start = Instant::now();
+        for _ in 0..100 {
+            let _ = std::fs::metadata("/");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+        while start.elapsed() < Duration::from_millis(40) {}
+        let closed = before.close().unwrap();
+        let mut d = Delta::default();
+        let mut notes = Vec::new();
+        d.add(&closed, "client", &mut notes);
+        let cost = d.per_op("client", 1);
+        assert!(cost.cpu_ns_per_op >= 10e6, "{}", cost.cpu_ns_per_op);
+        assert!(cost.voluntary_switches_per_op >= 1.0);
+        if let Some(s) = cost.syscalls_per_op {
+            assert!(s >= 100.0, "{s}");
+        }
+    }
+}
