@@ -6,10 +6,14 @@
 //!   the cell processes bytes (a measure of its own: Bencher's built-in
 //!   `throughput` counts operations per second);
 //! - `allocations`: heap allocations per operation, when recorded;
-//! - `instructions`: callgrind instructions per operation (`run --instructions`).
+//! - `instructions`: callgrind instructions per operation (`run --instructions`);
+//! - IPC cells: `bus-messages`, `syscalls`, `context-switches` and `cpu-time`
+//!   (ns) per operation, summed over the cell's processes (see `table::COST_FIGURES`).
 
 use harness::results::{CellStatus, ResultsFile};
 use serde_json::{json, Map, Value};
+
+use super::table::COST_FIGURES;
 
 pub fn render(r: &ResultsFile) -> String {
     let mut out = Map::new();
@@ -43,6 +47,13 @@ pub fn render(r: &ResultsFile) -> String {
         }
         if let Some(n) = m.instructions_per_op {
             measures.insert("instructions".into(), json!({"value": n}));
+        }
+        if let Some(c) = &m.costs {
+            for f in &COST_FIGURES {
+                if let Some(v) = (f.total)(c) {
+                    measures.insert(f.key.into(), json!({ "value": v }));
+                }
+            }
         }
         out.insert(name, Value::Object(measures));
     }

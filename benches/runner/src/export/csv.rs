@@ -2,9 +2,18 @@
 
 use harness::results::ResultsFile;
 
-use super::table::status_word;
+use super::table::{status_word, ROLES};
 
-const HEADER: &str = "adapter,library,version,baseline,bus,scenario,status,median_ns,median_lower_ns,median_upper_ns,mean_ns,samples,throughput_bytes,mb_per_s,allocations_per_op,bytes_allocated_per_op,instructions_per_op,reason";
+const HEADER: &str = "adapter,library,version,baseline,bus,scenario,status,median_ns,median_lower_ns,median_upper_ns,mean_ns,samples,throughput_bytes,mb_per_s,allocations_per_op,bytes_allocated_per_op,instructions_per_op,bus_messages_per_op,bus_bytes_per_op";
+/// Per role of `table::ROLES`, after the columns above.
+const PROCESS_COLUMNS: [&str; 6] = [
+    "cpu_ns_per_op",
+    "syscalls_per_op",
+    "voluntary_switches_per_op",
+    "involuntary_switches_per_op",
+    "read_calls_per_op",
+    "write_calls_per_op",
+];
 
 fn field(s: &str) -> String {
     if s.contains([',', '"', '\n']) {
@@ -20,10 +29,16 @@ fn num(v: Option<f64>) -> String {
 
 pub fn render(r: &ResultsFile) -> String {
     let mut out = String::from(HEADER);
-    out.push('\n');
+    for role in ROLES {
+        for col in PROCESS_COLUMNS {
+            out += &format!(",{role}_{col}");
+        }
+    }
+    out.push_str(",reason\n");
     for c in &r.cells {
         let a = r.adapters.iter().find(|a| a.id == c.adapter);
         let m = c.measurement.as_ref();
+        let costs = m.and_then(|m| m.costs.as_ref());
         let median = m.map(|m| m.wall.median_ns.point);
         let mbps = m.and_then(|m| {
             median
@@ -48,9 +63,27 @@ pub fn render(r: &ResultsFile) -> String {
             num(m.and_then(|m| m.alloc.as_ref()).map(|a| a.allocations_per_op)),
             num(m.and_then(|m| m.alloc.as_ref()).map(|a| a.bytes_per_op)),
             num(m.and_then(|m| m.instructions_per_op)),
-            field(c.reason.as_deref().unwrap_or("")),
+            num(costs.and_then(|c| c.bus_messages_per_op)),
+            num(costs.and_then(|c| c.bus_bytes_per_op)),
         ];
         out.push_str(&cols.join(","));
+        for role in ROLES {
+            let p = costs.and_then(|c| c.process(role));
+            let values = [
+                p.map(|p| p.cpu_ns_per_op),
+                p.and_then(|p| p.syscalls_per_op),
+                p.map(|p| p.voluntary_switches_per_op),
+                p.map(|p| p.involuntary_switches_per_op),
+                p.map(|p| p.read_calls_per_op),
+                p.map(|p| p.write_calls_per_op),
+            ];
+            for v in values {
+                out.push(',');
+                out += &num(v);
+            }
+        }
+        out.push(',');
+        out += &field(c.reason.as_deref().unwrap_or(""));
         out.push('\n');
     }
     out

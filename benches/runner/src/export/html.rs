@@ -177,6 +177,15 @@ pub fn render(r: &ResultsFile) -> String {
     render_counted(r).0
 }
 
+/// ": <code>bus</code>" after a heading about one table's cells.
+fn group_suffix(g: &Group) -> String {
+    match g {
+        Group::Bus(b) => format!(": <code>{}</code>", esc(b)),
+        Group::Floor => ": floor".into(),
+        Group::Codec => String::new(),
+    }
+}
+
 /// The page and how many charts (`svg.chart`) it has.
 pub fn render_counted(r: &ResultsFile) -> (String, usize) {
     let mut p = Page {
@@ -209,6 +218,7 @@ pub fn render_counted(r: &ResultsFile) -> (String, usize) {
     for t in &tables {
         p.matrix_table(t);
         p.instructions_table(t);
+        p.cost_tables(t);
     }
     p.codec_charts(&tables);
     p.ipc_charts();
@@ -446,11 +456,7 @@ impl Page<'_> {
         let _ = writeln!(
             self.out,
             "<h3>Instructions per operation (callgrind){}</h3>",
-            match &t.group {
-                Group::Bus(b) => format!(": <code>{}</code>", esc(b)),
-                Group::Floor => ": floor".into(),
-                Group::Codec => String::new(),
-            }
+            group_suffix(&t.group)
         );
         self.out
             .push_str("<div class=\"scroll\"><table>\n<thead><tr><th>scenario</th>");
@@ -481,6 +487,49 @@ impl Page<'_> {
             self.out.push_str("</tr>\n");
         }
         self.out.push_str("</tbody></table></div>\n");
+    }
+
+    /// The per-operation costs of IPC cells, one table per figure that some
+    /// cell of `t` has: the total, then each process (client / server [/
+    /// subscribers] / bus).
+    fn cost_tables(&mut self, t: &Table) {
+        for f in &table::COST_FIGURES {
+            if !t.rows.iter().any(|row| {
+                row.cells
+                    .iter()
+                    .any(|e| table::costs(e).and_then(|c| (f.total)(c)).is_some())
+            }) {
+                continue;
+            }
+            let each = if f.per_process.is_some() {
+                " <small>total (client / server [/ subscribers] / bus)</small>"
+            } else {
+                ""
+            };
+            let _ = writeln!(
+                self.out,
+                "<h3>{}{}{each}</h3>",
+                esc(&f.title[..1].to_uppercase()) + &esc(&f.title[1..]),
+                group_suffix(&t.group)
+            );
+            self.out
+                .push_str("<div class=\"scroll\"><table class=\"costs\">\n<thead><tr><th>scenario</th>");
+            for row in &t.rows {
+                self.lib_header(row.adapter);
+            }
+            self.out.push_str("</tr></thead>\n<tbody>\n");
+            for (i, col) in t.columns.iter().enumerate() {
+                let _ = write!(self.out, "<tr><th>{}</th>", esc(col));
+                for row in &t.rows {
+                    let _ = match table::costs(&row.cells[i]).and_then(|c| table::cost_text(f, c)) {
+                        Some(text) => write!(self.out, "<td class=\"num\">{}</td>", esc(&text)),
+                        None => write!(self.out, "<td class=\"none\">–</td>"),
+                    };
+                }
+                self.out.push_str("</tr>\n");
+            }
+            self.out.push_str("</tbody></table></div>\n");
+        }
     }
 
     fn open_chart(&mut self, caption: &str, sub: &str, w: f64, h: f64) {

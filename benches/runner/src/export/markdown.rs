@@ -101,6 +101,7 @@ pub fn render(r: &ResultsFile) -> String {
         if matches!(t.group, table::Group::Codec) {
             instructions_table(&t, &mut out);
         }
+        cost_tables(&t, &mut out);
     }
     bus_vs_bus(r, &mut out);
     out.push_str(
@@ -141,6 +142,39 @@ fn instructions_table(t: &table::Table, out: &mut String) {
         let _ = writeln!(out, "| {} | {} |", row_label(row.adapter), cells.join(" | "));
     }
     out.push('\n');
+}
+
+/// The costs of IPC cells (`Measurement::costs`), one table per figure;
+/// only figures some cell of the table has.
+fn cost_tables(t: &table::Table, out: &mut String) {
+    for f in &table::COST_FIGURES {
+        let texts: Vec<Vec<Option<String>>> = t
+            .rows
+            .iter()
+            .map(|row| {
+                row.cells
+                    .iter()
+                    .map(|e| table::costs(e).and_then(|c| table::cost_text(f, c)))
+                    .collect()
+            })
+            .collect();
+        if !texts.iter().flatten().any(Option::is_some) {
+            continue;
+        }
+        let each = if f.per_process.is_some() {
+            " — all processes (client / server [/ subscribers] / bus)"
+        } else {
+            ""
+        };
+        let _ = writeln!(out, "#### {}{each}\n", f.title);
+        let _ = writeln!(out, "| library | {} |", t.columns.join(" | "));
+        let _ = writeln!(out, "|---|{}", "---:|".repeat(t.columns.len()));
+        for (row, texts) in t.rows.iter().zip(texts) {
+            let cells: Vec<String> = texts.into_iter().map(|s| s.unwrap_or_else(|| "–".into())).collect();
+            let _ = writeln!(out, "| {} | {} |", row_label(row.adapter), cells.join(" | "));
+        }
+        out.push('\n');
+    }
 }
 
 /// For each library with IPC results: rows = scenarios, columns = buses.

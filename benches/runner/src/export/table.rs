@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use harness::results::{AdapterRecord, Cell, CellStatus, ResultsFile};
+use harness::results::{AdapterRecord, Cell, CellStatus, IpcCosts, ProcessCost, ResultsFile};
 
 /// Which table a cell belongs to.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -67,6 +67,86 @@ pub fn fewest_instructions(t: &Table, col: usize) -> Option<f64> {
         .filter(|row| !row.adapter.baseline)
         .filter_map(|row| instructions(&row.cells[col]))
         .reduce(f64::min)
+}
+
+/// Roles of the processes of an IPC cell, in the order reports show them.
+pub const ROLES: [&str; 4] = ["client", "server", "subscribers", "bus"];
+
+/// One per-operation cost of IPC cells, as the reports show it: a total
+/// over the cell's processes (or the bus), then each process.
+pub struct CostFigure {
+    pub title: &'static str,
+    /// A short name for machine formats (`bus-messages`, `syscalls`, ...).
+    pub key: &'static str,
+    /// The figure for one process; `None` where it is a bus-wide figure.
+    pub per_process: Option<fn(&ProcessCost) -> Option<f64>>,
+    /// The figure for the whole cell.
+    pub total: fn(&IpcCosts) -> Option<f64>,
+    pub format: fn(f64) -> String,
+}
+
+fn count(n: f64) -> String {
+    if n >= 100.0 {
+        si(n)
+    } else {
+        format!("{n:.1}")
+    }
+}
+
+/// What reports show of `Measurement::costs`, in order.
+pub const COST_FIGURES: [CostFigure; 4] = [
+    CostFigure {
+        title: "bus messages per operation (monitor)",
+        key: "bus-messages",
+        per_process: None,
+        total: |c| c.bus_messages_per_op,
+        format: count,
+    },
+    CostFigure {
+        title: "system calls per operation",
+        key: "syscalls",
+        per_process: Some(|p| p.syscalls_per_op),
+        total: |c| c.total(|p| p.syscalls_per_op),
+        format: count,
+    },
+    CostFigure {
+        title: "context switches per operation (voluntary + involuntary)",
+        key: "context-switches",
+        per_process: Some(|p| Some(p.voluntary_switches_per_op + p.involuntary_switches_per_op)),
+        total: |c| c.total(|p| Some(p.voluntary_switches_per_op + p.involuntary_switches_per_op)),
+        format: count,
+    },
+    CostFigure {
+        title: "CPU time per operation",
+        key: "cpu-time",
+        per_process: Some(|p| Some(p.cpu_ns_per_op)),
+        total: |c| c.total(|p| Some(p.cpu_ns_per_op)),
+        format: duration,
+    },
+];
+
+/// The costs of a table entry, when counted.
+pub fn costs<'a>(e: &Option<Entry<'a>>) -> Option<&'a IpcCosts> {
+    e.as_ref()
+        .and_then(|e| e.cell.measurement.as_ref())
+        .and_then(|m| m.costs.as_ref())
+}
+
+/// "total (client / server / bus)" for one figure of one cell.
+pub fn cost_text(f: &CostFigure, c: &IpcCosts) -> Option<String> {
+    let total = (f.total)(c)?;
+    let mut s = (f.format)(total);
+    if let Some(each) = f.per_process {
+        let parts: Vec<String> = ROLES
+            .iter()
+            .filter_map(|role| c.process(role))
+            .map(|p| each(p).map_or("–".into(), f.format))
+            .collect();
+        if parts.len() > 1 {
+            s += &format!(" ({})", parts.join(" / "));
+        }
+    }
+    Some(s)
 }
 
 /// Scales nanoseconds to the largest unit they reach: 1234.5 -> (1.2345, "µs").
