@@ -122,6 +122,43 @@ fn smoke_run_covers_every_cell_and_reports() {
         })
         .collect();
     assert!(failed.is_empty(), "failed cells:\n{}", failed.join("\n"));
+    // Every ok IPC cell (the floor too) has its per-operation costs, except
+    // cold starts (whole processes, timed from outside) and operations slower
+    // than the counting limit, which say so.
+    for c in r.cells.iter().filter(|c| c.status == CellStatus::Ok) {
+        let is_ipc = c.bus.is_some() || c.scenario.starts_with("baseline/");
+        let m = c.measurement.as_ref().unwrap();
+        if !is_ipc || c.scenario == "property/cold-start" {
+            assert!(m.costs.is_none(), "{c:?}: costs on a cell that is not counted");
+            continue;
+        }
+        match &m.costs {
+            Some(costs) => {
+                assert!(costs.operations >= 3, "{c:?}");
+                assert!(costs.process("client").is_some_and(|p| p.cpu_ns_per_op > 0.0), "{c:?}");
+                let on_bus = c.bus.as_deref().is_some_and(|b| b != "p2p");
+                assert_eq!(
+                    costs.process("bus").is_some(),
+                    on_bus,
+                    "{c:?}: a bus role on a bus only"
+                );
+                assert_eq!(
+                    costs.bus_messages_per_op.is_some(),
+                    on_bus,
+                    "{c:?}: bus messages on a bus only"
+                );
+                if c.bus.is_some() {
+                    assert!(costs.process("server").is_some(), "{c:?}: no server counted");
+                }
+            }
+            None => assert!(
+                m.verification_notes
+                    .iter()
+                    .any(|n| n.starts_with("costs not counted: ") && n.contains("per operation")),
+                "{c:?}: ok IPC cell without costs"
+            ),
+        }
+    }
     for c in r.cells.iter().filter(|c| c.status == CellStatus::Unsupported) {
         assert!(
             c.reason.as_deref().is_some_and(|why| !why.is_empty()),
