@@ -3,6 +3,7 @@
 #   runtime: dbus-daemon, dbus-broker, busd (cargo), libdbus-1-dev + pkg-config (dbus-rs links libdbus)
 #   tests:   valgrind (instruction counts), nix-bin (offline flake evaluation), chromium
 #            (headless, renders the HTML report), deadnix and nixpkgs-fmt (cargo),
+#            critcmp (cargo; reads `report --format critcmp` in tests),
 #            cargo-nextest (if the machine lacks it)
 # Usage: scripts/install-deps-debian.sh [runtime|all]   (default: all)
 set -euo pipefail
@@ -36,5 +37,6 @@ cargo_tool busd 0.6.1 busd
 if [ "$what" = all ]; then
   cargo_tool deadnix 1.3.1 deadnix
   cargo_tool nixpkgs-fmt 1.3.0 nixpkgs-fmt
+  cargo_tool critcmp 0.1.8 critcmp # `critcmp --version` prints "critcmp 0.1.8"
   command -v cargo-nextest >/dev/null || cargo install --quiet --locked cargo-nextest
 fi

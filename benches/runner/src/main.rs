@@ -86,11 +86,16 @@ enum Cmd {
         #[arg(long)]
         instructions: bool,
     },
-    /// Print a results file as a table.
+    /// Print a results file as a table, or in another tool's format (bmf, critcmp).
     Report {
         file: PathBuf,
         #[arg(long, value_enum, default_value = "markdown")]
         format: export::Format,
+        /// critcmp only: the baseline name (default: the run's start time and
+        /// profile, e.g. 2026-11-23T101500Z-quick). critcmp keys baselines by
+        /// name, so the runs compared must have different names.
+        #[arg(long)]
+        baseline: Option<String>,
     },
     /// Compare two results files cell by cell: NEW/OLD with a significance verdict.
     /// Exits 1 when a cell regressed significantly beyond --threshold or broke.
@@ -244,9 +249,16 @@ fn real_main(cli: Cli, interrupted: Arc<AtomicBool>) -> anyhow::Result<ExitCode>
                 ExitCode::from(EXIT_CELL_FAILED)
             })
         }
-        Cmd::Report { file, format } => {
+        Cmd::Report { file, format, baseline } => {
             let results = store::load(&file)?;
-            print!("{}", export::render(&results, format));
+            match (format, baseline) {
+                (export::Format::Critcmp, Some(name)) => {
+                    anyhow::ensure!(!name.trim().is_empty(), "--baseline must not be empty");
+                    print!("{}", export::critcmp::render(&results, &name));
+                }
+                (_, Some(_)) => anyhow::bail!("--baseline is only for --format critcmp"),
+                (format, None) => print!("{}", export::render(&results, format)),
+            }
             Ok(ExitCode::SUCCESS)
         }
         Cmd::Compare {

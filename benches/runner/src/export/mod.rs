@@ -1,6 +1,7 @@
 //! Report formats, one module each (as hyperfine's src/export does).
 
 pub mod bmf;
+pub mod critcmp;
 pub mod csv;
 pub mod html;
 pub mod json;
@@ -18,6 +19,8 @@ pub enum Format {
     Bmf,
     /// One self-contained HTML page: tables and inline SVG charts, nothing fetched.
     Html,
+    /// A critcmp baseline (`critcmp --export` JSON): `critcmp old.json new.json` compares two runs.
+    Critcmp,
 }
 
 pub fn render(r: &ResultsFile, format: Format) -> String {
@@ -27,5 +30,6 @@ pub fn render(r: &ResultsFile, format: Format) -> String {
         Format::Json => json::render(r),
         Format::Bmf => bmf::render(r),
         Format::Html => html::render(r),
+        Format::Critcmp => critcmp::render(r, &critcmp::default_baseline(r)),
     }
 }
