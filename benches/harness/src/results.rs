@@ -212,6 +212,21 @@ pub struct AdapterRecord {
     /// The adapter binary's code and data (ELF PT_LOAD segments), without debug info.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub loaded_bytes: Option<u64>,
+    /// What building this adapter adds to a build (`dbus-matrix build-times --into`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build: Option<BuildRecord>,
+}
+
+/// Wall time of `cargo build --release -p <adapter package>` in a target
+/// directory where only the shared code (the harness and its dependencies)
+/// was already built: what the library adds to a build.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct BuildRecord {
+    pub seconds: f64,
+    /// Crates cargo compiled (its `Compiling` lines), the adapter included.
+    pub crates_compiled: u32,
+    /// Cargo's `-j`.
+    pub jobs: u32,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]

@@ -2,11 +2,12 @@
 //!
 //! Exit status: 0 success; 1 a cell failed (run), verification failed, or a
 //! significant regression (compare); 2 bad input (usage, matrix.toml, results file, missing binary,
-//! no loadable file for history);
+//! no loadable file for history, a failed build in build-times);
 //! 130 interrupted (the results file keeps the finished cells).
 
 mod adapters;
 mod binsize;
+mod build_times;
 mod compare;
 mod costs;
 mod environment;
@@ -138,6 +139,24 @@ enum Cmd {
     },
     /// List adapters (with exact versions and support) and scenarios.
     List,
+    /// Build time of each adapter: a release build of it where only the shared
+    /// harness is already built (needs a checkout and cargo).
+    BuildTimes {
+        /// Only these adapters (comma-separated ids from matrix.toml).
+        #[arg(long, value_delimiter = ',')]
+        adapters: Vec<String>,
+        /// Cargo's -j (default: the number of CPUs).
+        #[arg(long)]
+        jobs: Option<u32>,
+        #[arg(long, value_enum, default_value = "markdown")]
+        format: CompareFormat,
+        /// Also record the figures in this results file's adapters (`build`).
+        #[arg(long)]
+        into: Option<PathBuf>,
+        /// No progress bar.
+        #[arg(long)]
+        quiet: bool,
+    },
 }
 
 /// Which cells `compare` and `history` look at.
@@ -345,6 +364,40 @@ fn real_main(cli: Cli, interrupted: Arc<AtomicBool>) -> anyhow::Result<ExitCode>
             } else {
                 ExitCode::from(EXIT_CELL_FAILED)
             })
+        }
+        Cmd::BuildTimes {
+            adapters,
+            jobs,
+            format,
+            into,
+            quiet,
+        } => {
+            if let Some(f) = &into {
+                store::load(f)?; // a bad file is reported before anything is built
+            }
+            let m = load_matrix()?;
+            let opts = build_times::Options {
+                matrix: &m,
+                adapters,
+                jobs,
+                progress: !quiet,
+            };
+            let report = match build_times::measure(opts, &interrupted) {
+                Ok(r) => r,
+                Err(e) if interrupted.load(std::sync::atomic::Ordering::SeqCst) => {
+                    eprintln!("error: {e:#}");
+                    return Ok(ExitCode::from(EXIT_INTERRUPTED));
+                }
+                Err(e) => return Err(e),
+            };
+            match format {
+                CompareFormat::Markdown => print!("{}", build_times::markdown(&report)),
+                CompareFormat::Json => println!("{}", serde_json::to_string_pretty(&report)?),
+            }
+            if let Some(f) = &into {
+                build_times::record_into(f, &report)?;
+            }
+            Ok(ExitCode::SUCCESS)
         }
         Cmd::List => {
             let m = load_matrix()?;

@@ -218,6 +218,7 @@ pub fn run(opts: RunOptions, interrupted: Arc<AtomicBool>) -> Result<RunSummary>
                     .map_or_else(|_| "unknown".into(), |d| d.listing.version.clone()),
                 baseline: a.baseline,
                 loaded_bytes: crate::binsize::loaded_bytes(bin).ok(),
+                build: None,
             });
         }
         described.insert(a.id.as_str(), d);

@@ -296,9 +296,14 @@ impl Page<'_> {
                 .loaded_bytes
                 .map(|b| format!(" <small>· binary {:.1} MB code and data</small>", b as f64 / 1e6))
                 .unwrap_or_default();
+            let build = a
+                .build
+                .as_ref()
+                .map(|b| format!(" <small>· build {}</small>", esc(&table::build_time(b))))
+                .unwrap_or_default();
             let _ = writeln!(
                 self.out,
-                "<dt><code>{}</code></dt><dd>{} {}{}{size}</dd>",
+                "<dt><code>{}</code></dt><dd>{} {}{}{size}{build}</dd>",
                 esc(&a.id),
                 esc(&a.library),
                 esc(&a.version),
@@ -1087,7 +1092,7 @@ impl LogScale {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     #[test]
@@ -1136,7 +1141,7 @@ mod tests {
     }
 
     /// Built from JSON so that it does not depend on every optional field.
-    fn tiny() -> ResultsFile {
+    pub(crate) fn tiny() -> ResultsFile {
         let mut cells = vec![
             ok("a-1", "marshal/mixed", None, 5_000.0),
             ok("b-2", "marshal/mixed", None, 12_000.0),
@@ -1170,7 +1175,8 @@ mod tests {
                 "kernel": "6.1", "os": "Debian", "hostname_hash": "00", "mode": "host",
                 "valgrind": "valgrind-3.19.0"},
             "adapters": [
-                {"id": "a-1", "library": "a", "version": "1.0.0", "loaded_bytes": 2_500_000},
+                {"id": "a-1", "library": "a", "version": "1.0.0", "loaded_bytes": 2_500_000,
+                    "build": {"seconds": 42.14, "crates_compiled": 12, "jobs": 2}},
                 {"id": "b-2", "library": "b", "version": "2.0.0"},
                 {"id": "raw", "library": "raw", "version": "0.1.0", "baseline": true}
             ],
@@ -1191,6 +1197,7 @@ mod tests {
         assert!(html.starts_with("<!DOCTYPE html>"));
         assert!(html.contains("incomplete run"));
         assert!(html.contains("valgrind-3.19.0") && html.contains("binary 2.5 MB"));
+        assert!(html.contains("build 42.1 s, 12 crates, -j 2"), "{html}");
         assert!(html.contains("abc&lt;d&gt;"));
         assert!(!html.contains("<server>") && html.contains("no &lt;server&gt; side"));
         assert!(html.contains("boom &lt;&amp;&gt; &quot;quoted&quot;"));

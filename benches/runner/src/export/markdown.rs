@@ -63,7 +63,17 @@ pub fn render(r: &ResultsFile) -> String {
     let sizes: Vec<String> = r
         .adapters
         .iter()
-        .filter_map(|a| Some(format!("{} {:.1} MB", row_label(a), a.loaded_bytes? as f64 / 1e6)))
+        .filter(|a| a.loaded_bytes.is_some() || a.build.is_some())
+        .map(|a| {
+            let size = a.loaded_bytes.map(|b| format!(" {:.1} MB", b as f64 / 1e6));
+            let build = a.build.as_ref().map(|b| format!(" (build {})", table::build_time(b)));
+            format!(
+                "{}{}{}",
+                row_label(a),
+                size.unwrap_or_default(),
+                build.unwrap_or_default()
+            )
+        })
         .collect();
     if !sizes.is_empty() {
         let _ = writeln!(out, "Adapter binaries, code and data: {}\n", sizes.join(", "));
@@ -224,5 +234,20 @@ fn bus_vs_bus(r: &ResultsFile, out: &mut String) {
             let _ = writeln!(out, "| {s} | {} |", row.join(" | "));
         }
         out.push('\n');
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn build_time_next_to_the_binary_size() {
+        let mut r = super::super::html::tests::tiny();
+        let md = super::render(&r);
+        assert!(
+            md.contains("Adapter binaries, code and data: a 1.0.0 2.5 MB (build 42.1 s, 12 crates, -j 2)\n"),
+            "{md}"
+        );
+        r.adapters[0].build = None;
+        assert!(super::render(&r).contains("code and data: a 1.0.0 2.5 MB\n"));
     }
 }

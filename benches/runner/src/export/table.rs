@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use harness::results::{AdapterRecord, Cell, CellStatus, IpcCosts, ProcessCost, ResultsFile};
+use harness::results::{AdapterRecord, BuildRecord, Cell, CellStatus, IpcCosts, ProcessCost, ResultsFile};
 
 /// Which table a cell belongs to.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -237,6 +237,12 @@ pub fn row_label(a: &AdapterRecord) -> String {
     } else {
         format!("{} {}", a.library, a.version)
     }
+}
+
+/// `dbus-matrix build-times` figures of an adapter: "42.1 s, 12 crates, -j 2".
+pub fn build_time(b: &BuildRecord) -> String {
+    let plural = if b.crates_compiled == 1 { "" } else { "s" };
+    format!("{:.1} s, {} crate{plural}, -j {}", b.seconds, b.crates_compiled, b.jobs)
 }
 
 /// 1234 -> "1.23 k", three significant digits.

@@ -1,0 +1,543 @@
+//! `dbus-matrix build-times`: what each adapter's library adds to a build.
+//!
+//! In one fresh temporary target directory the code every adapter shares (the
+//! `harness` package and its dependencies) is built once, untimed, after
+//! `cargo fetch` (so no download is timed). Each adapter is then built with
+//! `cargo build --release --locked -p <package>` from exactly that state (a
+//! copy of the prepared directory with its file times kept, so cargo sees the
+//! shared crates as fresh), and the wall time of that build, the crates it
+//! compiled (cargo's `Compiling` lines) and the binary's loaded size are
+//! recorded.
+
+use std::fmt::Write as _;
+use std::io::{BufRead, BufReader};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use harness::results::{BuildRecord, ResultsFile};
+use indicatif::{ProgressBar, ProgressStyle};
+use serde::Serialize;
+
+use crate::matrix::{AdapterEntry, Matrix};
+use crate::{adapters, binsize, exec, run::ScratchDir, store};
+
+pub struct Options<'a> {
+    pub matrix: &'a Matrix,
+    pub adapters: Vec<String>,
+    /// Cargo's `-j`; None: the number of CPUs.
+    pub jobs: Option<u32>,
+    pub progress: bool,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Report {
+    /// `rustc --version` in the workspace (what cargo builds with).
+    pub rustc: String,
+    /// `cargo --version`.
+    pub cargo: String,
+    pub jobs: u32,
+    pub cpus: usize,
+    pub cpu_model: String,
+    /// The untimed build of the shared code (harness and its dependencies).
+    pub prepare_seconds: f64,
+    pub adapters: Vec<AdapterBuild>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct AdapterBuild {
+    pub id: String,
+    pub package: String,
+    pub library: String,
+    /// Exact library version, as the freshly built binary reports it.
+    pub version: String,
+    pub baseline: bool,
+    /// Wall time of the timed `cargo build`.
+    pub seconds: f64,
+    /// Cargo's `Compiling` lines in the timed build (the adapter included).
+    pub crates_compiled: u32,
+    /// Code and data of the built binary (ELF PT_LOAD segments).
+    pub loaded_bytes: u64,
+}
+
+impl AdapterBuild {
+    pub fn record(&self, jobs: u32) -> BuildRecord {
+        BuildRecord {
+            seconds: self.seconds,
+            crates_compiled: self.crates_compiled,
+            jobs,
+        }
+    }
+}
+
+/// The Cargo workspace next to matrix.toml (`benches/`), or why there is none.
+pub fn workspace(matrix: &Path) -> Result<PathBuf> {
+    let repo = match matrix.parent().filter(|p| !p.as_os_str().is_empty()) {
+        Some(p) => p.to_path_buf(),
+        None => PathBuf::from("."),
+    };
+    let ws = repo.join("benches");
+    if !ws.join("Cargo.toml").is_file() {
+        bail!(
+            "no benches/Cargo.toml next to {}: build-times builds the adapters from source, so run it from a checkout \
+             of the repository (or pass --matrix CHECKOUT/matrix.toml). A Nix-installed dbus-matrix carries only the \
+             built binaries, not the sources",
+            matrix.display()
+        );
+    }
+    ws.canonicalize()
+        .with_context(|| format!("cannot resolve {}", ws.display()))
+}
+
+/// `$CARGO` (set when run by cargo itself), else `cargo` from PATH.
+fn cargo_program() -> PathBuf {
+    std::env::var_os("CARGO").map_or_else(|| PathBuf::from("cargo"), PathBuf::from)
+}
+
+fn version_of(program: &Path, dir: &Path) -> Result<String> {
+    let out = Command::new(program)
+        .arg("--version")
+        .current_dir(dir)
+        .output()
+        .map_err(|e| {
+            if e.kind() == std::io::ErrorKind::NotFound {
+                anyhow::anyhow!(
+                    "{} not found: build-times needs a Rust toolchain on PATH (https://rustup.rs), or set $CARGO/$RUSTC",
+                    program.display()
+                )
+            } else {
+                anyhow::anyhow!("cannot run {}: {e}", program.display())
+            }
+        })?;
+    if !out.status.success() {
+        bail!(
+            "`{} --version` failed: {}",
+            program.display(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+/// A `cargo build` in `workspace` into `target`, with cargo's stderr read
+/// line by line (progress and `Compiling` count). Returns the wall time and
+/// the number of crates compiled.
+fn cargo_build(
+    workspace: &Path,
+    target: &Path,
+    args: &[&str],
+    jobs: u32,
+    bar: &ProgressBar,
+    label: &str,
+    interrupted: &AtomicBool,
+) -> Result<(Duration, u32)> {
+    let mut cmd = Command::new(cargo_program());
+    cmd.args(args)
+        .args(["--release", "--locked", "--color", "never", "-j"])
+        .arg(jobs.to_string())
+        .arg("--target-dir")
+        .arg(target)
+        .current_dir(workspace)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    // What would change where cargo builds, how many jobs it runs, or whether
+    // it prints its `Compiling` lines (a surrounding make or cargo's settings).
+    for var in [
+        "CARGO_TARGET_DIR",
+        "CARGO_BUILD_TARGET_DIR",
+        "CARGO_BUILD_JOBS",
+        "CARGO_MAKEFLAGS",
+        "MAKEFLAGS",
+        "MFLAGS",
+        "CARGO_TERM_QUIET",
+        "CARGO_TERM_VERBOSE",
+    ] {
+        cmd.env_remove(var);
+    }
+    let command_line = format!("cargo {} --release --locked -j {jobs}", args.join(" "));
+    let start = Instant::now();
+    let mut child = cmd.spawn().map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            anyhow::anyhow!(
+                "cargo not found: build-times needs a Rust toolchain on PATH (https://rustup.rs), or set $CARGO"
+            )
+        } else {
+            anyhow::anyhow!("cannot start cargo: {e}")
+        }
+    })?;
+    let pgid = child.id() as i32;
+    let stderr = child.stderr.take().expect("piped");
+    let tail = Arc::new(Mutex::new(Vec::<String>::new()));
+    let reader = {
+        let (bar, label, tail) = (bar.clone(), label.to_string(), tail.clone());
+        std::thread::spawn(move || {
+            let mut compiled = 0u32;
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if let Some(what) = line.trim_start().strip_prefix("Compiling ") {
+                    compiled += 1;
+                    bar.set_message(format!("{label}: compiling {what}"));
+                }
+                let mut t = tail.lock().unwrap();
+                t.push(line);
+                if t.len() > 20 {
+                    t.remove(0);
+                }
+            }
+            compiled
+        })
+    };
+    let status = loop {
+        if let Some(status) = child.try_wait()? {
+            break status;
+        }
+        if interrupted.load(Ordering::SeqCst) {
+            exec::kill_group(pgid);
+            let _ = child.wait();
+            let _ = reader.join();
+            bail!("interrupted during `{command_line}`");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let elapsed = start.elapsed();
+    let compiled = reader.join().unwrap_or(0);
+    if !status.success() {
+        let tail = tail.lock().unwrap();
+        let errors: Vec<&String> = tail.iter().filter(|l| !l.trim().is_empty()).collect();
+        bail!(
+            "`{command_line}` in {} failed ({status}):\n{}",
+            workspace.display(),
+            errors.iter().map(|l| l.as_str()).collect::<Vec<_>>().join("\n")
+        );
+    }
+    Ok((elapsed, compiled))
+}
+
+/// Copies a directory tree, keeping modification times (cargo compares them
+/// to decide what is fresh) and symbolic links.
+fn copy_tree(from: &Path, to: &Path) -> Result<()> {
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let (src, dst) = (entry.path(), to.join(entry.file_name()));
+        let kind = entry.file_type()?;
+        if kind.is_symlink() {
+            std::os::unix::fs::symlink(std::fs::read_link(&src)?, &dst)?;
+        } else if kind.is_dir() {
+            copy_tree(&src, &dst)?;
+        } else {
+            std::fs::copy(&src, &dst)?;
+            let modified = entry.metadata()?.modified()?;
+            std::fs::File::options()
+                .write(true)
+                .open(&dst)?
+                .set_modified(modified)?;
+        }
+    }
+    Ok(())
+}
+
+/// Replaces `to` with a copy of `from`.
+fn replace_with_copy(from: &Path, to: &Path) -> Result<()> {
+    if to.exists() {
+        std::fs::remove_dir_all(to).with_context(|| format!("cannot remove {}", to.display()))?;
+    }
+    copy_tree(from, to).with_context(|| {
+        format!(
+            "cannot copy the prepared target directory {} to {}",
+            from.display(),
+            to.display()
+        )
+    })
+}
+
+pub fn measure(opts: Options, interrupted: &AtomicBool) -> Result<Report> {
+    let selected: Vec<&AdapterEntry> = opts.matrix.select_adapters(&opts.adapters)?;
+    let ws = workspace(&opts.matrix.path)?;
+    let cargo = version_of(&cargo_program(), &ws)?;
+    let rustc_program = std::env::var_os("RUSTC").map_or_else(|| PathBuf::from("rustc"), PathBuf::from);
+    let rustc = version_of(&rustc_program, &ws)?;
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let jobs = opts.jobs.unwrap_or(cpus as u32);
+    anyhow::ensure!(jobs >= 1, "--jobs must be at least 1");
+
+    let scratch = ScratchDir::new()?;
+    let target = scratch.path().join("target");
+    let pristine = scratch.path().join("prepared");
+    let bar = if opts.progress {
+        ProgressBar::new(selected.len() as u64 + 1)
+    } else {
+        ProgressBar::hidden()
+    };
+    bar.set_style(
+        ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} {msg}")
+            .expect("valid template")
+            .progress_chars("=> "),
+    );
+
+    bar.set_message("fetching crates (untimed)");
+    let fetch = Command::new(cargo_program())
+        .args(["fetch", "--locked"])
+        .current_dir(&ws)
+        .stdin(Stdio::null())
+        .output()
+        .context("cannot run `cargo fetch`")?;
+    if !fetch.status.success() {
+        bail!(
+            "`cargo fetch --locked` in {} failed: {}",
+            ws.display(),
+            String::from_utf8_lossy(&fetch.stderr).trim()
+        );
+    }
+    bar.set_message("preparing: building harness and its dependencies (untimed)");
+    let (prepare, _) = cargo_build(
+        &ws,
+        &target,
+        &["build", "-p", "harness"],
+        jobs,
+        &bar,
+        "preparing (untimed)",
+        interrupted,
+    )
+    .context("building the shared code (the harness package) failed")?;
+    bar.inc(1);
+    if selected.len() > 1 {
+        bar.set_message("keeping a copy of the prepared target directory");
+        replace_with_copy(&target, &pristine)?;
+    }
+
+    let mut builds = Vec::new();
+    for (i, a) in selected.iter().enumerate() {
+        if interrupted.load(Ordering::SeqCst) {
+            bail!("interrupted");
+        }
+        if i > 0 {
+            bar.set_message(format!("{}: restoring the prepared target directory", a.id));
+            replace_with_copy(&pristine, &target)?;
+        }
+        bar.set_message(format!("{}: building", a.id));
+        let (elapsed, compiled) = cargo_build(
+            &ws,
+            &target,
+            &["build", "-p", &a.package],
+            jobs,
+            &bar,
+            &a.id,
+            interrupted,
+        )
+        .with_context(|| format!("building adapter {} (package {}) failed", a.id, a.package))?;
+        let bin = adapters::binary(&target.join("release"), a)?;
+        let version = adapters::describe(&bin, scratch.path(), interrupted)
+            .map(|d| d.listing.version)
+            .with_context(|| format!("the freshly built {} cannot say its version", bin.display()))?;
+        builds.push(AdapterBuild {
+            id: a.id.clone(),
+            package: a.package.clone(),
+            library: a.library.clone(),
+            version,
+            baseline: a.baseline,
+            seconds: elapsed.as_secs_f64(),
+            crates_compiled: compiled,
+            loaded_bytes: binsize::loaded_bytes(&bin)?,
+        });
+        bar.println(format!(
+            "{}: {:.1} s, {compiled} crates compiled",
+            a.id,
+            elapsed.as_secs_f64()
+        ));
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    Ok(Report {
+        rustc,
+        cargo,
+        jobs,
+        cpus,
+        cpu_model: crate::environment::detect().cpu_model,
+        prepare_seconds: prepare.as_secs_f64(),
+        adapters: builds,
+    })
+}
+
+fn library_label(b: &AdapterBuild) -> String {
+    if b.baseline {
+        format!("{} (baseline) {}", b.library, b.version)
+    } else {
+        format!("{} {}", b.library, b.version)
+    }
+}
+
+pub fn markdown(r: &Report) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "Build time of each adapter: `cargo build --release --locked -j {}` in a target directory where only the \
+         shared code (harness and its dependencies, {:.0} s) was built; {}, {} ({} CPUs)\n",
+        r.jobs, r.prepare_seconds, r.rustc, r.cpu_model, r.cpus
+    );
+    out.push_str("| adapter | library | build | crates compiled | binary size |\n|---|---|---:|---:|---:|\n");
+    for b in &r.adapters {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {:.1} s | {} | {:.1} MB |",
+            b.id,
+            library_label(b),
+            b.seconds,
+            b.crates_compiled,
+            b.loaded_bytes as f64 / 1e6
+        );
+    }
+    out.push_str(
+        "\nBuild: wall time of the adapter's build (its library, the dependencies the harness does not share, the \
+         adapter, linking; with the workspace's thin LTO and one codegen unit every adapter also pays for optimising \
+         the shared code into its binary: the baseline, raw, shows that floor); crates compiled: cargo's `Compiling` \
+         lines; binary size: code and data (ELF PT_LOAD segments).\n",
+    );
+    out
+}
+
+/// Records the build figures in a results file's adapters (atomically).
+/// Adapters the file does not have are skipped with a note on stderr; a
+/// library version other than the file's is an error (another checkout).
+pub fn record_into(path: &Path, r: &Report) -> Result<()> {
+    let mut results: ResultsFile = store::load(path)?;
+    let mut mismatched = Vec::new();
+    let mut recorded = 0;
+    for b in &r.adapters {
+        match results.adapters.iter_mut().find(|a| a.id == b.id) {
+            None => eprintln!("skipped: adapter {} is not in {}", b.id, path.display()),
+            Some(a) if a.version != b.version && a.version != "unknown" => {
+                mismatched.push(format!("{}: {} in the file, {} built here", b.id, a.version, b.version))
+            }
+            Some(a) => {
+                a.build = Some(b.record(r.jobs));
+                recorded += 1;
+            }
+        }
+    }
+    if !mismatched.is_empty() {
+        bail!(
+            "{} was measured with other library versions than this checkout builds ({}); nothing recorded: run \
+             build-times in the checkout of revision {}",
+            path.display(),
+            mismatched.join("; "),
+            results.run.revision
+        );
+    }
+    if recorded == 0 {
+        bail!(
+            "{} has none of the adapters measured ({}); nothing recorded",
+            path.display(),
+            r.adapters.iter().map(|b| b.id.as_str()).collect::<Vec<_>>().join(", ")
+        );
+    }
+    if results.environment.rustc != r.rustc {
+        eprintln!(
+            "note: {} was run with {}, the build times with {}",
+            path.display(),
+            results.environment.rustc,
+            r.rustc
+        );
+    }
+    store::write_atomic(path, &results)?;
+    eprintln!("recorded build times of {recorded} adapters in {}", path.display());
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn copies_keep_times_and_links() {
+        let dir = ScratchDir::new().unwrap();
+        let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+        std::fs::create_dir_all(a.join("sub")).unwrap();
+        std::fs::write(a.join("sub/f"), b"x").unwrap();
+        let old = std::time::SystemTime::UNIX_EPOCH + Duration::from_nanos(1_600_000_000_123_456_789);
+        std::fs::File::options()
+            .write(true)
+            .open(a.join("sub/f"))
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
+        std::os::unix::fs::symlink("sub/f", a.join("link")).unwrap();
+        copy_tree(&a, &b).unwrap();
+        assert_eq!(std::fs::read(b.join("sub/f")).unwrap(), b"x");
+        assert_eq!(std::fs::metadata(b.join("sub/f")).unwrap().modified().unwrap(), old);
+        assert_eq!(std::fs::read_link(b.join("link")).unwrap(), Path::new("sub/f"));
+    }
+
+    fn report(builds: &[(&str, &str)]) -> Report {
+        Report {
+            rustc: "rustc 1.95".into(),
+            cargo: "cargo 1.95".into(),
+            jobs: 2,
+            cpus: 2,
+            cpu_model: "Some CPU".into(),
+            prepare_seconds: 60.0,
+            adapters: builds
+                .iter()
+                .map(|(id, version)| AdapterBuild {
+                    id: id.to_string(),
+                    package: format!("adapter-{id}"),
+                    library: id.to_string(),
+                    version: version.to_string(),
+                    baseline: false,
+                    seconds: 12.5,
+                    crates_compiled: 3,
+                    loaded_bytes: 2_000_000,
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn recorded_only_for_the_same_versions() {
+        let dir = ScratchDir::new().unwrap();
+        let file = dir.path().join("r.json");
+        store::write_atomic(&file, &crate::export::html::tests::tiny()).unwrap();
+        let original = std::fs::read(&file).unwrap();
+
+        // Another version than the file's: an error, and the file is untouched.
+        let err = format!("{:#}", record_into(&file, &report(&[("a-1", "1.0.1")])).unwrap_err());
+        assert!(err.contains("a-1: 1.0.0 in the file, 1.0.1 built here"), "{err}");
+        assert_eq!(std::fs::read(&file).unwrap(), original);
+        // None of the file's adapters.
+        assert!(record_into(&file, &report(&[("zz", "1.0.0")])).is_err());
+        assert_eq!(std::fs::read(&file).unwrap(), original);
+
+        // Adapters missing from the file are skipped, the others recorded.
+        record_into(&file, &report(&[("a-1", "1.0.0"), ("zz", "1.0.0")])).unwrap();
+        let r = store::load(&file).unwrap();
+        let build = |id: &str| r.adapters.iter().find(|a| a.id == id).unwrap().build.clone();
+        assert_eq!(
+            build("a-1"),
+            Some(BuildRecord {
+                seconds: 12.5,
+                crates_compiled: 3,
+                jobs: 2
+            })
+        );
+        assert_eq!(build("b-2"), None);
+    }
+
+    #[test]
+    fn markdown_table() {
+        let md = markdown(&report(&[("a-1", "1.0.0")]));
+        assert!(md.contains("| a-1 | a-1 1.0.0 | 12.5 s | 3 | 2.0 MB |"), "{md}");
+        assert!(md.contains("-j 2") && md.contains("rustc 1.95"), "{md}");
+    }
+
+    #[test]
+    fn no_workspace_is_explained() {
+        let dir = ScratchDir::new().unwrap();
+        let err = workspace(&dir.path().join("matrix.toml")).unwrap_err().to_string();
+        assert!(err.contains("no benches/Cargo.toml") && err.contains("Nix"), "{err}");
+    }
+}

@@ -1,0 +1,141 @@
+//! `dbus-matrix build-times`: one real measurement (raw, the cheapest
+//! adapter) in a fresh target directory, which costs one cold build of the
+//! harness and its dependencies; the figures are recorded into a results file.
+
+mod common;
+use std::process::Command;
+
+use common::*;
+use harness::results::{AdapterRecord, Environment, ResultsFile, RunInfo, FORMAT_NAME, SCHEMA_VERSION};
+
+fn results_with(adapters: Vec<AdapterRecord>) -> ResultsFile {
+    ResultsFile {
+        format: FORMAT_NAME.into(),
+        schema_version: SCHEMA_VERSION,
+        run: RunInfo {
+            started_at: "2026-11-23T11:00:00Z".into(),
+            finished_at: None,
+            profile: "smoke".into(),
+            revision: "test".into(),
+            tool_version: "0.1.0".into(),
+            command: vec!["dbus-matrix".into(), "run".into()],
+            placement: None,
+            complete: true,
+        },
+        environment: Environment {
+            rustc: "rustc 1.0.0".into(),
+            cpu_model: "Some CPU".into(),
+            cpus: 2,
+            memory_bytes: 1 << 30,
+            kernel: "6.1".into(),
+            os: "Debian".into(),
+            hostname_hash: "0000000000000000".into(),
+            mode: "host".into(),
+            valgrind: None,
+        },
+        adapters,
+        buses: vec![],
+        cells: vec![],
+    }
+}
+
+fn record(id: &str, library: &str, version: &str) -> AdapterRecord {
+    AdapterRecord {
+        id: id.into(),
+        library: library.into(),
+        version: version.into(),
+        baseline: id == "raw",
+        loaded_bytes: Some(1_000_000),
+        build: None,
+    }
+}
+
+#[test]
+fn raw_adds_only_itself_to_a_build_and_is_recorded() {
+    // The version the checkout's raw adapter reports, so that the file matches.
+    let listing = Command::new(bin_dir().join("adapter-raw"))
+        .arg("list")
+        .output()
+        .unwrap();
+    let listing: serde_json::Value = serde_json::from_slice(&listing.stdout).unwrap();
+    let raw_version = listing["version"].as_str().unwrap().to_string();
+
+    let dir = TempDir::new("build-times");
+    let file = dir.path().join("results.json");
+    let before = results_with(vec![
+        record("zbus-6", "zbus", "6.0.0"),
+        record("raw", "raw", &raw_version),
+    ]);
+    std::fs::write(&file, serde_json::to_vec_pretty(&before).unwrap()).unwrap();
+
+    let o = dbus_matrix(&["--matrix", repo_matrix().to_str().unwrap()])
+        .args(["build-times", "--adapters", "raw", "--format", "json", "--quiet"])
+        .arg("--into")
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}:\n{}", text(&o)));
+    assert!(report["rustc"].as_str().unwrap().starts_with("rustc "), "{report}");
+    let jobs = report["jobs"].as_u64().unwrap();
+    assert!(jobs >= 1, "{report}");
+    let adapters = report["adapters"].as_array().unwrap();
+    assert_eq!(adapters.len(), 1, "{report}");
+    let raw = &adapters[0];
+    assert_eq!(raw["id"], "raw");
+    assert_eq!(raw["version"].as_str(), Some(raw_version.as_str()));
+    let seconds = raw["seconds"].as_f64().unwrap();
+    assert!(seconds > 0.0, "{report}");
+    // raw depends on nothing but the harness and anyhow (which the harness
+    // has too): a build that recompiled the shared crates would count dozens.
+    assert_eq!(
+        raw["crates_compiled"].as_u64(),
+        Some(1),
+        "only adapter-raw itself is compiled:\n{}",
+        text(&o)
+    );
+    assert!(raw["loaded_bytes"].as_u64().unwrap() > 100_000, "{report}");
+
+    // Recorded into the results file: still valid and loadable, raw has `build`, zbus-6 untouched.
+    let after = validate(&file);
+    let rec = after.adapters.iter().find(|a| a.id == "raw").unwrap();
+    let build = rec.build.as_ref().expect("raw has build figures");
+    assert_eq!(build.seconds, seconds);
+    assert_eq!(build.crates_compiled, 1);
+    assert_eq!(u64::from(build.jobs), jobs);
+    assert_eq!(rec.loaded_bytes, Some(1_000_000), "the run's figures are kept");
+    assert!(after
+        .adapters
+        .iter()
+        .find(|a| a.id == "zbus-6")
+        .unwrap()
+        .build
+        .is_none());
+    assert_eq!(after.cells, before.cells);
+
+    let o = dbus_matrix(&["report", file.to_str().unwrap()]).output().unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        text(&o).contains(&format!(
+            "raw (baseline) 1.0 MB (build {seconds:.1} s, 1 crate, -j {jobs})"
+        )),
+        "{}",
+        text(&o)
+    );
+}
+
+#[test]
+fn without_sources_the_user_is_told_why() {
+    let dir = TempDir::new("build-times-nosrc");
+    let matrix = dir.path().join("matrix.toml");
+    std::fs::copy(repo_matrix(), &matrix).unwrap();
+    let o = dbus_matrix(&["--matrix", matrix.to_str().unwrap(), "build-times", "--adapters", "raw"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("no benches/Cargo.toml next to") && text(&o).contains("checkout"),
+        "{}",
+        text(&o)
+    );
+}
