@@ -53,10 +53,15 @@ in
       mkdir -p docs
       cp ${matrix.resultsSchema} docs/results.schema.json
     '';
+    # ...and the tools some tests drive: callgrind (instruction counts),
+    # headless chromium (the HTML report), critcmp (the critcmp export).
     nativeBuildInputs = commonArgs.nativeBuildInputs ++ [
       (buses.package "dbus-daemon")
       (buses.package "dbus-broker")
       (buses.package "busd")
+      pkgs.valgrind
+      pkgs.chromium
+      pkgs.critcmp
     ];
   });
 

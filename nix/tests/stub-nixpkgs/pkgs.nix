@@ -15,6 +15,8 @@ in
   busd = simple "busd";
   cargo = simple "cargo";
   cargo-nextest = simple "cargo-nextest";
+  chromium = simple "chromium";
+  critcmp = simple "critcmp";
   clippy = simple "clippy";
   coreutils = simple "coreutils";
   dbus = package "dbus" { outputs = [ "out" "dev" "lib" ]; };
