@@ -45,13 +45,14 @@ in
     cargoArtifacts = workspaceBuild;
     cargoExtraArgs = "--locked --workspace";
     cargoNextestExtraArgs = "--no-fail-fast";
-    # The runner's tests read the repository's matrix.toml and
-    # docs/results.schema.json, two levels above their crate (runner/../..):
+    # The runner's tests read the repository's matrix.toml,
+    # docs/results.schema.json and docs/results/, two levels above their crate (runner/../..):
     # here, next to the unpacked workspace.
     postUnpack = ''
       cp ${matrix.file} matrix.toml
       mkdir -p docs
       cp ${matrix.resultsSchema} docs/results.schema.json
+      cp -r ${matrix.committedResults} docs/results
     '';
     # ...and the tools some tests drive: callgrind (instruction counts),
     # headless chromium (the HTML report), critcmp (the critcmp export).

@@ -21,4 +21,6 @@ assert matrix.schema == 1;
   file = builtins.path { path = ../matrix.toml; name = "matrix.toml"; };
   # The schema of the results files it produces, for the tests.
   resultsSchema = builtins.path { path = ../docs/results.schema.json; name = "results.schema.json"; };
+  # The committed results (a quick run of the whole matrix), which a test renders.
+  committedResults = builtins.path { path = ../docs/results; name = "results"; };
 }

@@ -181,6 +181,7 @@ let
           (checks.cargo-nextest.stubKind == "crane.cargoNextest")
           (hasInfix "cp ${builtins.path { path = root + "/matrix.toml"; name = "matrix.toml"; }} matrix.toml" checks.cargo-nextest.stubArgs.postUnpack)
           (checks.cargo-nextest.stubArgs.DBUS_MATRIX_DBUS_DAEMON == "${pkgs.dbus}/bin/dbus-daemon")
+          (hasInfix "docs/results\n" checks.cargo-nextest.stubArgs.postUnpack)
           (all (n: elem pkgs.${n}.outPath (outPaths checks.cargo-nextest.stubArgs.nativeBuildInputs)) [ "valgrind" "chromium" "critcmp" ])
           (hasInfix "deadnix --fail" checks.deadnix.stubArgs.buildCommand)
           (hasInfix "nixpkgs-fmt --check" checks.nixpkgs-fmt.stubArgs.buildCommand)

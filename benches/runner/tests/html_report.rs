@@ -124,7 +124,7 @@ fn network_references(html: &str) -> Vec<String> {
 
 #[test]
 fn the_html_report_renders_in_chromium() {
-    let chromium = chromium();
+    chromium();
     let setup = fault_setup_with_buses("html", &["fault-ok", "fault-exit"], SCENARIOS, &["dbus-daemon", "p2p"]);
     // The raw baseline, for the floor table and the floor lines.
     std::os::unix::fs::symlink(bin_dir().join("adapter-raw"), setup.bin_dir.join("adapter-raw")).unwrap();
@@ -180,11 +180,19 @@ fn the_html_report_renders_in_chromium() {
     assert!(html.contains("class=\"failed\"") && html.contains("class=\"unsupported\""));
     assert!(html.contains("id=\"note-1\""));
 
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("html_report");
+    render_in_chromium(&html, charts, "html_report");
+}
+
+/// Renders `html` in headless chromium: a screenshot that is not blank, the
+/// inline script run over all `charts`, and no console errors. Files go to
+/// the test's tmp dir under `name` (report.html, report.png, dom.html).
+fn render_in_chromium(html: &str, charts: usize, name: &str) {
+    let chromium = chromium();
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let page = dir.join("report.html");
-    std::fs::write(&page, &html).unwrap();
+    std::fs::write(&page, html).unwrap();
     let url = format!("file://{}", page.display());
     let png = dir.join("report.png");
 
@@ -219,6 +227,28 @@ fn the_html_report_renders_in_chromium() {
         let errors = console_errors(log);
         assert!(errors.is_empty(), "console errors ({what}):\n{}", errors.join("\n"));
     }
+}
+
+/// The committed quick run of the whole matrix (1007 cells, docs/results/):
+/// a real page of every table and chart renders too.
+#[test]
+fn the_committed_quick_run_renders_in_chromium() {
+    chromium();
+    let file = repo_root().join("docs/results/2026-11-23-quick.json");
+    let r = validate(&file);
+    assert_eq!(r.run.profile, "quick");
+    assert!(r.cells.len() > 1000, "{} cells", r.cells.len());
+    let o = dbus_matrix(&["report", file.to_str().unwrap(), "--format", "html"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let html = String::from_utf8(o.stdout).unwrap();
+    let network = network_references(&html);
+    assert!(network.is_empty(), "the page refers to the network: {network:?}");
+    let charts = html.matches("<svg class=\"chart\"").count();
+    // 8 codec charts, 29 IPC scenarios with a chart each, message-size curves.
+    assert!(charts >= 40, "only {charts} charts");
+    render_in_chromium(&html, charts, "html_report_quick");
 }
 
 #[test]
