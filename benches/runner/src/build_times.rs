@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use harness::results::{BuildRecord, ResultsFile};
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::ProgressBar;
 use serde::Serialize;
 
 use crate::matrix::{AdapterEntry, Matrix};
@@ -269,16 +269,7 @@ pub fn measure(opts: Options, interrupted: &AtomicBool) -> Result<Report> {
     let scratch = ScratchDir::new()?;
     let target = scratch.path().join("target");
     let pristine = scratch.path().join("prepared");
-    let bar = if opts.progress {
-        ProgressBar::new(selected.len() as u64 + 1)
-    } else {
-        ProgressBar::hidden()
-    };
-    bar.set_style(
-        ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} {msg}")
-            .expect("valid template")
-            .progress_chars("=> "),
-    );
+    let bar = crate::run::progress_bar(selected.len() as u64 + 1, opts.progress);
 
     bar.set_message("fetching crates (untimed)");
     let fetch = Command::new(cargo_program())

@@ -227,16 +227,7 @@ pub fn run(opts: RunOptions, interrupted: Arc<AtomicBool>) -> Result<RunSummary>
     let done: HashSet<_> = results.cells.iter().map(|c| c.key()).collect();
     let plan = plan(&adapters, &scenarios, &buses, &done);
 
-    let bar = if opts.progress {
-        ProgressBar::new(plan.len() as u64)
-    } else {
-        ProgressBar::hidden()
-    };
-    bar.set_style(
-        ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} {msg}")
-            .expect("valid template")
-            .progress_chars("=> "),
-    );
+    let bar = progress_bar(plan.len() as u64, opts.progress);
     store::write_atomic(&path, &results)?;
     let mut was_interrupted = false;
     // The bus of the cells being run; replaced (stopping the old one) when the plan moves on.
@@ -606,6 +597,21 @@ fn set_floor_ratios(results: &mut ResultsFile) {
             }
         }
     }
+}
+
+/// The progress bar of long commands (`run`, `build-times`); hidden with `--quiet`.
+pub fn progress_bar(len: u64, visible: bool) -> ProgressBar {
+    let bar = if visible {
+        ProgressBar::new(len)
+    } else {
+        ProgressBar::hidden()
+    };
+    bar.set_style(
+        ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} {msg}")
+            .expect("valid template")
+            .progress_chars("=> "),
+    );
+    bar
 }
 
 fn check_writable(dir: &Path) -> Result<()> {

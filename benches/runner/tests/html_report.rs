@@ -164,13 +164,7 @@ fn the_html_report_renders_in_chromium() {
     assert_eq!(status("fault-exit", "marshal/mixed", None), CellStatus::Failed);
     assert_eq!(status("fault-ok", "call/void", Some("p2p")), CellStatus::Unsupported);
 
-    let o = dbus_matrix(&["report", results.to_str().unwrap(), "--format", "html"])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", text(&o));
-    let html = String::from_utf8(o.stdout).unwrap();
-    let network = network_references(&html);
-    assert!(network.is_empty(), "the page refers to the network: {network:?}");
+    let html = html_page(&results);
     // Codec: marshal/mixed, demarshal/mixed. IPC by bus: call/void and the
     // three echo sizes (property/get is unsupported everywhere: no chart).
     // Message size: latency and throughput on dbus-daemon (nothing ran p2p).
@@ -181,6 +175,18 @@ fn the_html_report_renders_in_chromium() {
     assert!(html.contains("id=\"note-1\""));
 
     render_in_chromium(&html, charts, "html_report");
+}
+
+/// `report --format html` of `file`, which must load nothing from the network.
+fn html_page(file: &Path) -> String {
+    let o = dbus_matrix(&["report", file.to_str().unwrap(), "--format", "html"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let html = String::from_utf8(o.stdout).unwrap();
+    let network = network_references(&html);
+    assert!(network.is_empty(), "the page refers to the network: {network:?}");
+    html
 }
 
 /// Renders `html` in headless chromium: a screenshot that is not blank, the
@@ -238,13 +244,7 @@ fn the_committed_quick_run_renders_in_chromium() {
     let r = validate(&file);
     assert_eq!(r.run.profile, "quick");
     assert!(r.cells.len() > 1000, "{} cells", r.cells.len());
-    let o = dbus_matrix(&["report", file.to_str().unwrap(), "--format", "html"])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", text(&o));
-    let html = String::from_utf8(o.stdout).unwrap();
-    let network = network_references(&html);
-    assert!(network.is_empty(), "the page refers to the network: {network:?}");
+    let html = html_page(&file);
     let charts = html.matches("<svg class=\"chart\"").count();
     // 8 codec charts, 29 IPC scenarios with a chart each, message-size curves.
     assert!(charts >= 40, "only {charts} charts");

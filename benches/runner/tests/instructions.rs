@@ -13,21 +13,10 @@ const SCENARIOS: &str = "marshal/mixed,demarshal/mixed";
 
 fn counted_run(dir: &TempDir, name: &str) -> (BTreeMap<(String, String), f64>, String) {
     let out = dir.path().join(name);
-    let o = dbus_matrix(&[
-        "--matrix",
-        repo_matrix().to_str().unwrap(),
-        "run",
-        "--profile",
-        "smoke",
-        "--quiet",
-        "--instructions",
-        "--adapters",
-        ADAPTERS,
-        "--scenarios",
-        SCENARIOS,
-        "--out",
-        out.to_str().unwrap(),
-    ])
+    let o = smoke_run_of_repo(
+        &out,
+        &["--instructions", "--adapters", ADAPTERS, "--scenarios", SCENARIOS],
+    )
     .output()
     .unwrap();
     let report = text(&o);

@@ -26,22 +26,17 @@ fn near(x: Option<f64>, want: f64, what: &str) {
 #[test]
 fn costs_follow_what_each_scenario_does() {
     let out = TempDir::new("ipc-costs");
-    let o = dbus_matrix(&[
-        "--matrix",
-        repo_matrix().to_str().unwrap(),
-        "run",
-        "--profile",
-        "smoke",
-        "--quiet",
-        "--adapters",
-        "raw,zbus-6,rustbus-0.19",
-        "--scenarios",
-        "call/void,property/get,signal/fanout/10,baseline/raw-socket/1",
-        "--buses",
-        "dbus-daemon,dbus-broker,busd,p2p",
-        "--out",
-        out.path().to_str().unwrap(),
-    ])
+    let o = smoke_run_of_repo(
+        out.path(),
+        &[
+            "--adapters",
+            "raw,zbus-6,rustbus-0.19",
+            "--scenarios",
+            "call/void,property/get,signal/fanout/10,baseline/raw-socket/1",
+            "--buses",
+            "dbus-daemon,dbus-broker,busd,p2p",
+        ],
+    )
     .output()
     .unwrap();
     assert!(o.status.success(), "{}", text(&o));

@@ -8,20 +8,15 @@ use harness::results::CellStatus;
 #[test]
 fn buses_are_started_recorded_and_torn_down() {
     let out = TempDir::new("ipc-run");
-    let child = dbus_matrix(&[
-        "--matrix",
-        repo_matrix().to_str().unwrap(),
-        "run",
-        "--profile",
-        "smoke",
-        "--quiet",
-        "--adapters",
-        "raw,zbus-6",
-        "--scenarios",
-        "call/void,call/echo-bytes/64,baseline/raw-socket/1,baseline/raw-socket/64",
-        "--out",
-        out.path().to_str().unwrap(),
-    ])
+    let child = smoke_run_of_repo(
+        out.path(),
+        &[
+            "--adapters",
+            "raw,zbus-6",
+            "--scenarios",
+            "call/void,call/echo-bytes/64,baseline/raw-socket/1,baseline/raw-socket/64",
+        ],
+    )
     .stdout(std::process::Stdio::piped())
     .stderr(std::process::Stdio::piped())
     .spawn()

@@ -41,18 +41,7 @@ fn every_adapter_passes_verification() {
 #[test]
 fn smoke_run_covers_every_cell_and_reports() {
     let out = TempDir::new("smoke");
-    let o = dbus_matrix(&[
-        "--matrix",
-        repo_matrix().to_str().unwrap(),
-        "run",
-        "--profile",
-        "smoke",
-        "--quiet",
-        "--out",
-        out.path().to_str().unwrap(),
-    ])
-    .output()
-    .unwrap();
+    let o = smoke_run_of_repo(out.path(), &[]).output().unwrap();
     assert!(o.status.success(), "smoke run failed:\n{}", text(&o));
     let file = results_file(out.path());
     let r = validate(&file);

@@ -44,6 +44,23 @@ pub fn dbus_matrix(args: &[&str]) -> Command {
     c
 }
 
+/// `dbus-matrix run --profile smoke --quiet --out OUT ARGS…` on the
+/// repository's matrix.toml and adapters.
+pub fn smoke_run_of_repo(out: &Path, args: &[&str]) -> Command {
+    let mut c = dbus_matrix(&[
+        "--matrix",
+        repo_matrix().to_str().unwrap(),
+        "run",
+        "--profile",
+        "smoke",
+        "--quiet",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    c.args(args);
+    c
+}
+
 pub fn text(o: &Output) -> String {
     format!(
         "{}{}",
