@@ -28,7 +28,10 @@ export PATH="$HOME/.cargo/bin:$PATH"
 # cargo install NAME VERSION BINARY: only when BINARY is absent or another version.
 cargo_tool() {
   local name=$1 version=$2 bin=$3
-  if ! "$bin" --version 2>/dev/null | grep -qF "$version"; then
+  # Captured first: nixpkgs-fmt --version exits 1 after printing its version.
+  local have
+  have=$("$bin" --version 2>/dev/null || true)
+  if ! grep -qF "$version" <<<"$have"; then
     echo "installing $name $version with cargo (one-time, a few minutes)"
     cargo install --quiet --locked "$name@$version"
   fi
