@@ -84,14 +84,10 @@ pub fn count(window: &Window, interrupted: &AtomicBool) -> Result<IpcCosts, Stri
 
     // Window 1: every process.
     client.expect(WINDOW_BEGIN, window.timeout, interrupted)?;
-    let mut participants = vec![Participant {
-        role: "client",
-        pids: vec![client.child.id()],
-    }];
-    participants.extend(window.others.iter().map(|p| Participant {
-        role: p.role,
-        pids: p.pids.clone(),
-    }));
+    let client_pid = [client.child.id()];
+    let participants: Vec<(&str, &[u32])> = std::iter::once(("client", &client_pid[..]))
+        .chain(window.others.iter().map(|p| (p.role, p.pids.as_slice())))
+        .collect();
     let syscall_event = match syscall_tracepoint() {
         Ok(id) => Some(*id),
         Err(why) => {
@@ -101,9 +97,8 @@ pub fn count(window: &Window, interrupted: &AtomicBool) -> Result<IpcCosts, Stri
     };
     let before: Vec<Vec<ProcessCounters>> = participants
         .iter()
-        .map(|p| {
-            p.pids
-                .iter()
+        .map(|(_, pids)| {
+            pids.iter()
                 .map(|&pid| ProcessCounters::open(pid, syscall_event))
                 .collect()
         })
@@ -111,12 +106,12 @@ pub fn count(window: &Window, interrupted: &AtomicBool) -> Result<IpcCosts, Stri
     client.go()?;
     client.expect(WINDOW_END, window.timeout, interrupted)?;
     let mut processes = Vec::new();
-    for (p, before) in participants.iter().zip(before) {
+    for (&(role, _), before) in participants.iter().zip(before) {
         let mut delta = Delta::default();
         for counters in before {
-            delta.add(&counters.close()?, p.role, &mut notes);
+            delta.add(&counters.close()?, role, &mut notes);
         }
-        processes.push(delta.per_op(p.role, window.iterations));
+        processes.push(delta.per_op(role, window.iterations));
     }
 
     // Window 2: the bus, through a monitor connected only now.

@@ -344,7 +344,7 @@ fn run_cell(
     let started = std::time::Instant::now();
     // Transport arguments, and the services that must live through the cell.
     let mut extra: Vec<String> = Vec::new();
-    let mut _subscribers = None;
+    let mut subscriber_service = None;
     let mut session = session;
     if let Some(session) = session.as_mut() {
         let op = op.expect("bus cells are IPC cells");
@@ -358,7 +358,7 @@ fn run_cell(
                 if let Some((service, fifo)) = subscribers {
                     extra.push("--ack-fifo".into());
                     extra.push(fifo.display().to_string());
-                    _subscribers = Some(service);
+                    subscriber_service = Some(service);
                 }
             }
             Ok(IpcCell::Measured(m)) => {
@@ -428,7 +428,7 @@ fn run_cell(
                     adapter_id: &cell.adapter.id,
                     transport: &extra,
                     session: session.as_ref().and_then(|s| s.as_ref().ok()).map(|s| &**s),
-                    subscribers: _subscribers.as_ref().map(ipc_run::Service::pid),
+                    subscribers: subscriber_service.as_ref().map(ipc_run::Service::pid),
                 };
                 if let Err(why) = add_costs(&mut m, counted, profile, timeout, interrupted, client_cpu) {
                     c.reason = Some(why);
