@@ -512,12 +512,19 @@ mod tests {
         let me = std::process::id();
         let event = syscall_tracepoint().ok().copied();
         let before = ProcessCounters::open(me, event).unwrap();
-        let start = Instant::now();
         for _ in 0..100 {
             let _ = std::fs::metadata("/");
         }
         std::thread::sleep(Duration::from_millis(20));
-        while start.elapsed() < Duration::from_millis(40) {}
+        // 15 ms of this thread's CPU time, however loaded the machine is.
+        let thread_cpu = || {
+            let mut t = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+            // SAFETY: a valid clock id and a valid pointer.
+            unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
+            t.tv_sec as f64 * 1e9 + t.tv_nsec as f64
+        };
+        let spin_start = thread_cpu();
+        while thread_cpu() - spin_start < 15e6 {}
         let closed = before.close().unwrap();
         let mut d = Delta::default();
         let mut notes = Vec::new();

@@ -50,7 +50,7 @@ pub fn render(r: &ResultsFile) -> String {
         }
         if let Some(c) = &m.costs {
             for f in &COST_FIGURES {
-                if let Some(v) = (f.total)(c) {
+                if let Some(v) = f.total(c) {
                     measures.insert(f.key.into(), json!({ "value": v }));
                 }
             }

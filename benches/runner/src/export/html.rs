@@ -502,11 +502,11 @@ impl Page<'_> {
             if !t.rows.iter().any(|row| {
                 row.cells
                     .iter()
-                    .any(|e| table::costs(e).and_then(|c| (f.total)(c)).is_some())
+                    .any(|e| table::costs(e).and_then(|c| f.total(c)).is_some())
             }) {
                 continue;
             }
-            let each = if f.per_process.is_some() {
+            let each = if f.per_process() {
                 " <small>total (client / server [/ subscribers] / bus)</small>"
             } else {
                 ""

@@ -171,7 +171,7 @@ fn cost_tables(t: &table::Table, out: &mut String) {
         if !texts.iter().flatten().any(Option::is_some) {
             continue;
         }
-        let each = if f.per_process.is_some() {
+        let each = if f.per_process() {
             " — all processes (client / server [/ subscribers] / bus)"
         } else {
             ""

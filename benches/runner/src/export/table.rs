@@ -78,11 +78,29 @@ pub struct CostFigure {
     pub title: &'static str,
     /// A short name for machine formats (`bus-messages`, `syscalls`, ...).
     pub key: &'static str,
-    /// The figure for one process; `None` where it is a bus-wide figure.
-    pub per_process: Option<fn(&ProcessCost) -> Option<f64>>,
-    /// The figure for the whole cell.
-    pub total: fn(&IpcCosts) -> Option<f64>,
+    pub source: CostSource,
     pub format: fn(f64) -> String,
+}
+
+/// Where a figure comes from: the bus as a whole, or each process (the
+/// cell's figure is then the sum over its processes).
+pub enum CostSource {
+    Bus(fn(&IpcCosts) -> Option<f64>),
+    Process(fn(&ProcessCost) -> Option<f64>),
+}
+
+impl CostFigure {
+    /// The figure for the whole cell.
+    pub fn total(&self, c: &IpcCosts) -> Option<f64> {
+        match self.source {
+            CostSource::Bus(f) => f(c),
+            CostSource::Process(f) => c.total(f),
+        }
+    }
+
+    pub fn per_process(&self) -> bool {
+        matches!(self.source, CostSource::Process(_))
+    }
 }
 
 fn count(n: f64) -> String {
@@ -98,29 +116,25 @@ pub const COST_FIGURES: [CostFigure; 4] = [
     CostFigure {
         title: "bus messages per operation (monitor)",
         key: "bus-messages",
-        per_process: None,
-        total: |c| c.bus_messages_per_op,
+        source: CostSource::Bus(|c| c.bus_messages_per_op),
         format: count,
     },
     CostFigure {
         title: "system calls per operation",
         key: "syscalls",
-        per_process: Some(|p| p.syscalls_per_op),
-        total: |c| c.total(|p| p.syscalls_per_op),
+        source: CostSource::Process(|p| p.syscalls_per_op),
         format: count,
     },
     CostFigure {
         title: "context switches per operation (voluntary + involuntary)",
         key: "context-switches",
-        per_process: Some(|p| Some(p.voluntary_switches_per_op + p.involuntary_switches_per_op)),
-        total: |c| c.total(|p| Some(p.voluntary_switches_per_op + p.involuntary_switches_per_op)),
+        source: CostSource::Process(|p| Some(p.voluntary_switches_per_op + p.involuntary_switches_per_op)),
         format: count,
     },
     CostFigure {
         title: "CPU time per operation",
         key: "cpu-time",
-        per_process: Some(|p| Some(p.cpu_ns_per_op)),
-        total: |c| c.total(|p| Some(p.cpu_ns_per_op)),
+        source: CostSource::Process(|p| Some(p.cpu_ns_per_op)),
         format: duration,
     },
 ];
@@ -134,9 +148,9 @@ pub fn costs<'a>(e: &Option<Entry<'a>>) -> Option<&'a IpcCosts> {
 
 /// "total (client / server / bus)" for one figure of one cell.
 pub fn cost_text(f: &CostFigure, c: &IpcCosts) -> Option<String> {
-    let total = (f.total)(c)?;
+    let total = f.total(c)?;
     let mut s = (f.format)(total);
-    if let Some(each) = f.per_process {
+    if let CostSource::Process(each) = f.source {
         let parts: Vec<String> = ROLES
             .iter()
             .filter_map(|role| c.process(role))
