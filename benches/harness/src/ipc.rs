@@ -242,10 +242,36 @@ impl Transport {
     }
 }
 
+/// A subscriber connection: each call receives one `Ping` and returns its digest.
+pub type Subscriber = Box<dyn FnMut() -> anyhow::Result<u64>>;
+
+/// Why `op` cannot run peer to peer, whatever the library: it needs a bus
+/// (to say Hello to, to route a signal, to hold match rules).
+pub fn needs_bus(op: IpcOp) -> Option<&'static str> {
+    match op {
+        IpcOp::ConnectHello => Some("peer to peer there is no bus to say Hello to: a p2p connection is SASL only"),
+        IpcOp::EmitReceive => Some(
+            "needs a bus to route the signal: peer to peer, a signal emitted on one connection \
+             reaches only the server at the other end, never a second client connection",
+        ),
+        IpcOp::Fanout(_) => Some(
+            "fan-out needs a bus: peer to peer there are no match rules and nothing routes \
+             one signal to other connections",
+        ),
+        IpcOp::NonmatchingRules(_) => Some(
+            "match rules are installed on a bus (AddMatch); peer to peer there is no bus to \
+             hold them",
+        ),
+        _ => None,
+    }
+}
+
 /// The IPC side of an adapter. Every method may return an error; a library
 /// that cannot do an op on a transport says so in [`Ipc::unsupported_ipc`].
 pub trait Ipc {
-    /// `Some(reason)` when this library cannot do `op` over this kind of transport.
+    /// `Some(reason)` when this library cannot do `op` over this kind of
+    /// transport. Only library facts: an op the library can do on a bus but
+    /// that needs a bus is answered peer to peer by the harness ([`needs_bus`]).
     fn unsupported_ipc(&self, _op: IpcOp, _p2p: bool) -> Option<String> {
         None
     }
@@ -255,19 +281,12 @@ pub trait Ipc {
     /// it closes). Call `ready` once, when calls can be answered. Does not return.
     fn serve(&mut self, transport: &Transport, ready: &mut dyn FnMut()) -> anyhow::Result<()>;
 
-    /// Open `connections` connections to the bus, each with a match rule for
-    /// `Ping` ([`ping_rule`]); the first also adds `extra_rules` rules that
-    /// never match ([`nonmatching_rule`]). Call `ready` once all are in place,
-    /// then `all_received` each time every connection has received one more
-    /// `Ping`. Does not return.
-    fn subscribe(
-        &mut self,
-        transport: &Transport,
-        connections: usize,
-        extra_rules: usize,
-        ready: &mut dyn FnMut(),
-        all_received: &mut dyn FnMut(),
-    ) -> anyhow::Result<()>;
+    /// One subscriber of the signal scenarios: connect to the bus, install
+    /// the match rule for `Ping` ([`ping_rule`]) and `extra_rules` rules that
+    /// never match ([`nonmatching_rule`]). Each call of the returned closure
+    /// waits for the next `Ping` and returns the digest of its text. The
+    /// harness opens as many as asked, on a bus only, and runs the loop.
+    fn subscriber(&mut self, transport: &Transport, extra_rules: usize) -> anyhow::Result<Subscriber>;
 
     /// Connect as a client and return the operation to time. Each call of the
     /// returned closure performs one `op` and returns the digest of what it
@@ -300,14 +319,7 @@ impl Ipc for NoTransport {
     fn serve(&mut self, _t: &Transport, _ready: &mut dyn FnMut()) -> anyhow::Result<()> {
         Err(self.err())
     }
-    fn subscribe(
-        &mut self,
-        _t: &Transport,
-        _c: usize,
-        _e: usize,
-        _r: &mut dyn FnMut(),
-        _a: &mut dyn FnMut(),
-    ) -> anyhow::Result<()> {
+    fn subscriber(&mut self, _t: &Transport, _e: usize) -> anyhow::Result<Subscriber> {
         Err(self.err())
     }
     fn client<'a>(

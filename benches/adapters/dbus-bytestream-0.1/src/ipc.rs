@@ -256,35 +256,16 @@ impl h::Ipc for BytestreamIpc {
         }
     }
 
-    fn subscribe(
-        &mut self,
-        transport: &Transport,
-        connections: usize,
-        extra_rules: usize,
-        ready: &mut dyn FnMut(),
-        all_received: &mut dyn FnMut(),
-    ) -> Result<()> {
+    fn subscriber(&mut self, transport: &Transport, extra_rules: usize) -> Result<h::Subscriber> {
         if transport.is_p2p() {
             bail!(P2P);
         }
-        let mut subscribers = Vec::with_capacity(connections);
-        for i in 0..connections {
-            let conn = connect(transport)?;
-            add_match(&conn, &h::ping_rule())?;
-            if i == 0 {
-                for j in 0..extra_rules {
-                    add_match(&conn, &h::nonmatching_rule(j))?;
-                }
-            }
-            subscribers.push(conn);
+        let conn = connect(transport)?;
+        add_match(&conn, &h::ping_rule())?;
+        for j in 0..extra_rules {
+            add_match(&conn, &h::nonmatching_rule(j))?;
         }
-        ready();
-        loop {
-            for conn in &subscribers {
-                receive_ping(conn)?;
-            }
-            all_received();
-        }
+        Ok(Box::new(move || receive_ping(&conn)))
     }
 
     fn client<'a>(&'a mut self, transport: &Transport, op: IpcOp) -> Result<Op<'a>> {

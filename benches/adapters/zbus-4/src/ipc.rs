@@ -223,35 +223,6 @@ fn ping_digest(msg: Option<zbus::Result<Message>>) -> Result<u64> {
 type Op<'a> = Box<dyn FnMut() -> Result<u64> + 'a>;
 
 impl h::Ipc for ZbusIpc {
-    fn unsupported_ipc(&self, op: IpcOp, p2p: bool) -> Option<String> {
-        if !p2p {
-            return None;
-        }
-        match op {
-            IpcOp::ConnectHello => Some(
-                "peer to peer there is no bus to say Hello to: a p2p connection is SASL only \
-                 (zbus skips Hello when built with Builder::p2p)"
-                    .into(),
-            ),
-            IpcOp::EmitReceive => Some(
-                "needs a bus to route the signal: peer to peer, a signal emitted on one connection \
-                 reaches only the server at the other end, never a second client connection"
-                    .into(),
-            ),
-            IpcOp::Fanout(_) => Some(
-                "fan-out needs a bus: peer to peer there are no match rules and nothing routes \
-                 one signal to other connections"
-                    .into(),
-            ),
-            IpcOp::NonmatchingRules(_) => Some(
-                "match rules are installed on a bus (AddMatch); peer to peer there is no bus to \
-                 hold them"
-                    .into(),
-            ),
-            _ => None,
-        }
-    }
-
     fn serve(&mut self, transport: &Transport, ready: &mut dyn FnMut()) -> Result<()> {
         match transport {
             Transport::Bus {
@@ -295,39 +266,21 @@ impl h::Ipc for ZbusIpc {
         }
     }
 
-    fn subscribe(
-        &mut self,
-        transport: &Transport,
-        connections: usize,
-        extra_rules: usize,
-        ready: &mut dyn FnMut(),
-        all_received: &mut dyn FnMut(),
-    ) -> Result<()> {
-        if transport.is_p2p() {
-            bail!("subscribers need a bus (match rules)");
-        }
-        let rule = ping_rule()?;
-        let mut subscribers = Vec::with_capacity(connections);
-        for i in 0..connections {
-            let conn = connect(transport)?;
-            // AddMatch on the bus; zbus also filters locally by the same rule.
-            let messages = MessageIterator::for_match_rule(rule.clone(), &conn, None)?;
-            if i == 0 && extra_rules > 0 {
-                let dbus = fdo::DBusProxy::new(&conn)?;
-                for j in 0..extra_rules {
-                    let rule = h::nonmatching_rule(j);
-                    dbus.add_match_rule(MatchRule::try_from(rule.as_str())?)?;
-                }
+    fn subscriber(&mut self, transport: &Transport, extra_rules: usize) -> Result<h::Subscriber> {
+        let conn = connect(transport)?;
+        // AddMatch on the bus; zbus also filters locally by the same rule.
+        let mut messages = MessageIterator::for_match_rule(ping_rule()?, &conn, None)?;
+        if extra_rules > 0 {
+            let dbus = fdo::DBusProxy::new(&conn)?;
+            for j in 0..extra_rules {
+                let rule = h::nonmatching_rule(j);
+                dbus.add_match_rule(MatchRule::try_from(rule.as_str())?)?;
             }
-            subscribers.push((conn, messages));
         }
-        ready();
-        loop {
-            for (_, messages) in &mut subscribers {
-                ping_digest(messages.next())?;
-            }
-            all_received();
-        }
+        Ok(Box::new(move || {
+            let _keep = &conn;
+            ping_digest(messages.next())
+        }))
     }
 
     fn client<'a>(&'a mut self, transport: &Transport, op: IpcOp) -> Result<Op<'a>> {

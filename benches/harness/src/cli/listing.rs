@@ -4,7 +4,7 @@ use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
 use crate::adapter::{AdapterInfo, Codec};
-use crate::ipc::{Ipc, IpcOp, Transport};
+use crate::ipc::{self, Ipc, IpcOp, Transport};
 use crate::scenario::{self, Kind, Scenario};
 
 /// What `list` prints.
@@ -38,11 +38,16 @@ pub(super) fn find_scenario(id: &str) -> Result<&'static Scenario> {
 
 /// Why `info`'s adapter cannot do `op` (over p2p or a bus), if it cannot.
 /// The raw-socket floor is the harness's own code, run by the baseline only.
+/// Peer to peer, an op the library can do on a bus but that needs one is a
+/// protocol fact, said here once for every library.
 fn ipc_unsupported(info: &AdapterInfo, ipc: &impl Ipc, op: IpcOp, p2p: bool) -> Option<String> {
     match op {
         IpcOp::RawSocket(_) if info.library == "raw" => None,
         IpcOp::RawSocket(_) => Some("the raw-socket floor is measured once, by the raw baseline".into()),
-        _ => ipc.unsupported_ipc(op, p2p),
+        _ => match (p2p, ipc::needs_bus(op)) {
+            (true, Some(reason)) if ipc.unsupported_ipc(op, false).is_none() => Some(reason.into()),
+            _ => ipc.unsupported_ipc(op, p2p),
+        },
     }
 }
 

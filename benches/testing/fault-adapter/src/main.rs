@@ -194,7 +194,7 @@ impl Ipc for RawIpc {
         }
     }
 
-    fn subscribe(&mut self, _: &Transport, _: usize, _: usize, _: &mut dyn FnMut(), _: &mut dyn FnMut()) -> Result<()> {
+    fn subscriber(&mut self, _: &Transport, _: usize) -> Result<ipc::Subscriber> {
         anyhow::bail!("{SUPPORTED_IPC}")
     }
 
