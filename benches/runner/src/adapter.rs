@@ -236,3 +236,80 @@ impl Drop for Running {
         self.kill();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::PermissionsExt;
+    use std::path::PathBuf;
+
+    use super::*;
+
+    /// A stand-in adapter: a shell script that ignores its arguments.
+    struct Script(PathBuf);
+
+    impl Script {
+        fn new(name: &str, body: &str) -> Script {
+            let dir = std::env::temp_dir().join(format!("dbus-matrix-adapter-test-{}", std::process::id()));
+            std::fs::create_dir_all(&dir).unwrap();
+            let path = dir.join(name);
+            std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+            Script(path)
+        }
+    }
+
+    impl Drop for Script {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_file(&self.0);
+        }
+    }
+
+    #[test]
+    fn talks_line_by_line_and_sees_a_clean_exit() {
+        let s = Script::new("echo", "echo READY; read line; echo \"got $line\"; exit 0");
+        let never = AtomicBool::new(false);
+        let mut r = Running::start(&s.0, &AdapterCommand::List, None, "the echo".into(), true).unwrap();
+        r.expect(contract::READY, Duration::from_secs(10), &never).unwrap();
+        r.send(contract::GO).unwrap();
+        r.expect("got go", Duration::from_secs(10), &never).unwrap();
+        r.finish(&never).unwrap();
+    }
+
+    #[test]
+    fn a_process_that_dies_before_ready_says_why() {
+        let s = Script::new("dies", "echo first >&2; echo 'no socket' >&2; exit 1");
+        let err = Running::start_ready(
+            &s.0,
+            &AdapterCommand::List,
+            None,
+            "the dying server".into(),
+            Duration::from_secs(10),
+        )
+        .err()
+        .expect("it never printed READY");
+        assert_eq!(err, "the dying server exited before it was ready: first | no socket");
+    }
+
+    #[test]
+    fn a_silent_process_times_out_and_is_killed() {
+        let s = Script::new("silent", "echo $$ > \"$0.pid\"; exec sleep 30");
+        let started = Instant::now();
+        let err = Running::start_ready(
+            &s.0,
+            &AdapterCommand::List,
+            None,
+            "the mute".into(),
+            Duration::from_millis(300),
+        )
+        .err()
+        .expect("it never printed READY");
+        assert!(err.starts_with("the mute was not ready after"), "{err}");
+        assert!(started.elapsed() < Duration::from_secs(10));
+        let pid = std::fs::read_to_string(format!("{}.pid", s.0.display())).unwrap();
+        let _ = std::fs::remove_file(format!("{}.pid", s.0.display()));
+        let alive = std::fs::read_to_string(format!("/proc/{}/stat", pid.trim()))
+            .map(|st| !st.contains(") Z "))
+            .unwrap_or(false);
+        assert!(!alive, "the process {} survived", pid.trim());
+    }
+}
