@@ -152,9 +152,15 @@ impl Command {
         I: IntoIterator<Item = T>,
         T: Into<OsString> + Clone,
     {
-        let parsed = Args::try_parse_from(args)?;
+        let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+        let parsed = Args::try_parse_from(&args)?;
         parsed.command.into_command().map_err(|msg| {
-            clap::Error::raw(ErrorKind::MissingRequiredArgument, format!("{msg}\n")).format(&mut Args::command())
+            // The usage line names this binary, as clap's own errors do.
+            let mut cli = Args::command();
+            if let Some(name) = args.first().map(std::path::Path::new).and_then(|p| p.file_name()) {
+                cli = cli.bin_name(name.to_string_lossy().into_owned());
+            }
+            clap::Error::raw(ErrorKind::MissingRequiredArgument, msg).format(&mut cli)
         })
     }
 

@@ -108,7 +108,13 @@ fn the_defaults_are_the_parser_defaults() {
 fn an_incomplete_or_missing_transport_is_a_usage_error() {
     let half_bus = vec!["serve".into(), "--bus-address".into(), "unix:path=/x".into()];
     assert_eq!(parse(half_bus).unwrap_err().exit_code(), 2);
-    assert_eq!(parse(vec!["cold-start".into()]).unwrap_err().exit_code(), 2);
+    let missing = parse(vec!["cold-start".into()]).unwrap_err();
+    assert_eq!(missing.exit_code(), 2);
+    assert!(
+        missing.to_string().contains("this command needs a transport"),
+        "{missing}"
+    );
+    assert!(missing.to_string().contains("Usage: adapter "), "{missing}");
     let both = vec![
         "cold-start".into(),
         "--p2p-socket".into(),
