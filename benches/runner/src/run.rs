@@ -13,13 +13,13 @@ use harness::ipc::IpcOp;
 use harness::results::{
     AdapterRecord, BusRecord, Cell, CellStatus, Measurement, ResultsFile, RunInfo, FORMAT_NAME, SCHEMA_VERSION,
 };
-use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::adapters::{self, Described};
 use crate::ipc_run::{self, BusSession};
 use crate::matrix::{AdapterEntry, BusEntry, Matrix, Profile, ScenarioEntry};
 use crate::placement::{self, Placement};
-use crate::{costs, environment, exec, instructions, store};
+use crate::scratch::Scratch;
+use crate::{costs, environment, exec, instructions, progress, store};
 
 pub struct RunOptions {
     pub matrix: Matrix,
@@ -138,7 +138,7 @@ pub fn run(opts: RunOptions, interrupted: Arc<AtomicBool>) -> Result<RunSummary>
     } else {
         None
     };
-    let scratch = ScratchDir::new()?;
+    let scratch = Scratch::new("run")?;
 
     let (path, mut results) = match &opts.resume {
         Some(p) => {
@@ -227,7 +227,7 @@ pub fn run(opts: RunOptions, interrupted: Arc<AtomicBool>) -> Result<RunSummary>
     let done: HashSet<_> = results.cells.iter().map(|c| c.key()).collect();
     let plan = plan(&adapters, &scenarios, &buses, &done);
 
-    let bar = progress_bar(plan.len() as u64, opts.progress);
+    let bar = progress::bar(plan.len() as u64, opts.progress);
     store::write_atomic(&path, &results)?;
     let mut was_interrupted = false;
     // The bus of the cells being run; replaced (stopping the old one) when the plan moves on.
@@ -599,51 +599,9 @@ fn set_floor_ratios(results: &mut ResultsFile) {
     }
 }
 
-/// The progress bar of long commands (`run`, `build-times`); hidden with `--quiet`.
-pub fn progress_bar(len: u64, visible: bool) -> ProgressBar {
-    let bar = if visible {
-        ProgressBar::new(len)
-    } else {
-        ProgressBar::hidden()
-    };
-    bar.set_style(
-        ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} {msg}")
-            .expect("valid template")
-            .progress_chars("=> "),
-    );
-    bar
-}
-
 fn check_writable(dir: &Path) -> Result<()> {
     let probe = dir.join(format!(".dbus-matrix-write-test-{}", std::process::id()));
     std::fs::write(&probe, b"").with_context(|| format!("the output directory {} is not writable", dir.display()))?;
     let _ = std::fs::remove_file(probe);
     Ok(())
-}
-
-/// A private (0700) scratch directory for one run, removed at the end.
-pub struct ScratchDir(PathBuf);
-
-impl ScratchDir {
-    pub fn new() -> Result<Self> {
-        use std::os::unix::fs::DirBuilderExt;
-        let base = std::env::temp_dir();
-        for n in 0..1000u32 {
-            let p = base.join(format!("dbus-matrix-run-{}-{n}", std::process::id()));
-            if std::fs::DirBuilder::new().mode(0o700).create(&p).is_ok() {
-                return Ok(ScratchDir(p));
-            }
-        }
-        bail!("cannot create a scratch directory in {}", base.display())
-    }
-
-    pub fn path(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for ScratchDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
 }
