@@ -6,13 +6,15 @@
 //! - [`verify`]: checks run before anything is timed;
 //! - [`adapter`]: the [`adapter::Codec`] trait adapters implement;
 //! - [`ipc`]: the benchmark service and the [`ipc::Ipc`] trait for IPC scenarios;
-//! - [`cli`]: the adapter command line and criterion timing;
+//! - [`contract`]: the adapter commands as data, and the protocol words;
+//! - [`cli`]: what an adapter binary does with each command, and criterion timing;
 //! - [`results`]: the results schema;
 //! - [`digest`], [`alloc`]: field digests and the counting allocator.
 
 pub mod adapter;
 pub mod alloc;
 pub mod cli;
+pub mod contract;
 pub mod digest;
 pub mod ipc;
 pub mod payload;

@@ -2,14 +2,14 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use harness::cli::Listing;
+use harness::contract::Command;
 
-use crate::exec;
+use crate::adapter;
 use crate::matrix::AdapterEntry;
 
 /// `--bin-dir`, else `$DBUS_MATRIX_BIN_DIR`, else the runner's own directory
@@ -48,9 +48,15 @@ pub struct Described {
 }
 
 pub fn describe(binary: &Path, scratch: &Path, interrupted: &AtomicBool) -> Result<Described> {
-    let mut cmd = Command::new(binary);
-    cmd.arg("list");
-    let out = exec::run(cmd, None, scratch, Duration::from_secs(30), interrupted)?;
+    let out = adapter::run(
+        binary,
+        &Command::List,
+        None,
+        scratch,
+        Duration::from_secs(30),
+        interrupted,
+        None,
+    )?;
     if !out.success() {
         bail!("`{} list` failed: {}", binary.display(), out.describe());
     }

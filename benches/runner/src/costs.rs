@@ -20,20 +20,20 @@
 //!   events are allowed (root, or `kernel.perf_event_paranoid` -1).
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::Read;
 use std::os::fd::{FromRawFd, OwnedFd};
-use std::os::unix::process::CommandExt;
 use std::path::Path;
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{mpsc, OnceLock};
-use std::time::{Duration, Instant};
+use std::process::{Command, Stdio};
+use std::sync::atomic::AtomicBool;
+use std::sync::OnceLock;
+use std::time::Duration;
 
 use bus::monitor::BusMonitor;
-use harness::cli::{GO, WINDOW_BEGIN, WINDOW_END};
+use harness::contract::{self, Repeat, GO, WINDOW_BEGIN, WINDOW_END};
+use harness::ipc::Transport;
 use harness::results::{IpcCosts, ProcessCost};
 
-use crate::{exec, placement};
+use crate::adapter::Running;
 
 /// The counted windows last about this share of the profile's measurement time.
 pub const WINDOW_SHARE: f64 = 0.25;
@@ -55,8 +55,9 @@ pub struct Participant {
 pub struct Window<'a> {
     pub bin: &'a Path,
     pub scenario: &'a str,
-    /// Transport (and ack FIFO) arguments, as for `bench`.
-    pub transport: &'a [String],
+    /// Where the service is, and the fan-out subscribers' ack FIFO, as for `bench`.
+    pub transport: Option<&'a Transport>,
+    pub ack_fifo: Option<&'a Path>,
     pub iterations: u64,
     /// Every process of the cell except the client.
     pub others: Vec<Participant>,
@@ -68,23 +69,20 @@ pub struct Window<'a> {
 
 /// Counts `window.iterations` operations twice (processes, then bus traffic).
 pub fn count(window: &Window, interrupted: &AtomicBool) -> Result<IpcCosts, String> {
-    let mut cmd = Command::new(window.bin);
-    cmd.arg("repeat")
-        .arg("--scenario")
-        .arg(window.scenario)
-        .arg("--iterations")
-        .arg(window.iterations.to_string())
-        .arg("--windows")
-        .arg("2")
-        .args(window.transport)
-        .env("RUST_BACKTRACE", "0");
-    placement::pin_command(&mut cmd, window.client_cpu);
-    let mut client = Client::start(cmd)?;
+    let repeat = contract::Command::Repeat(Repeat {
+        scenario: window.scenario.to_string(),
+        iterations: window.iterations,
+        windows: 2,
+        transport: window.transport.cloned(),
+        ack_fifo: window.ack_fifo.map(Path::to_path_buf),
+    });
+    let what = "the counted client".to_string();
+    let mut client = Running::start(window.bin, &repeat, window.client_cpu, what, true)?;
     let mut notes = Vec::new();
 
     // Window 1: every process.
     client.expect(WINDOW_BEGIN, window.timeout, interrupted)?;
-    let client_pid = [client.child.id()];
+    let client_pid = [client.pid()];
     let participants: Vec<(&str, &[u32])> = std::iter::once(("client", &client_pid[..]))
         .chain(window.others.iter().map(|p| (p.role, p.pids.as_slice())))
         .collect();
@@ -103,7 +101,7 @@ pub fn count(window: &Window, interrupted: &AtomicBool) -> Result<IpcCosts, Stri
                 .collect()
         })
         .collect::<Result<_, _>>()?;
-    client.go()?;
+    client.send(GO)?;
     client.expect(WINDOW_END, window.timeout, interrupted)?;
     let mut processes = Vec::new();
     for (&(role, _), before) in participants.iter().zip(before) {
@@ -115,7 +113,7 @@ pub fn count(window: &Window, interrupted: &AtomicBool) -> Result<IpcCosts, Stri
     }
 
     // Window 2: the bus, through a monitor connected only now.
-    client.go()?;
+    client.send(GO)?;
     client.expect(WINDOW_BEGIN, window.timeout, interrupted)?;
     // A monitor that cannot be had or loses a marker costs the bus figures
     // only: the process figures of window 1 stand.
@@ -124,7 +122,7 @@ pub fn count(window: &Window, interrupted: &AtomicBool) -> Result<IpcCosts, Stri
         let id = m.begin()?;
         Ok::<_, anyhow::Error>((m, id))
     });
-    client.go()?;
+    client.send(GO)?;
     client.expect(WINDOW_END, window.timeout, interrupted)?;
     let traffic = match monitor.map(|opened| opened.and_then(|(mut m, id)| m.end(id))) {
         None => None,
@@ -134,7 +132,7 @@ pub fn count(window: &Window, interrupted: &AtomicBool) -> Result<IpcCosts, Stri
             None
         }
     };
-    client.go()?;
+    client.send(GO)?;
     client.finish(interrupted)?;
     let n = window.iterations as f64;
     Ok(IpcCosts {
@@ -144,110 +142,6 @@ pub fn count(window: &Window, interrupted: &AtomicBool) -> Result<IpcCosts, Stri
         bus_bytes_per_op: traffic.map(|t| t.bytes as f64 / n),
         notes,
     })
-}
-
-/// The counted client: `repeat --windows 2`, driven through its stdin and stdout.
-struct Client {
-    child: Child,
-    stdin: ChildStdin,
-    lines: mpsc::Receiver<String>,
-    stderr: mpsc::Receiver<String>,
-}
-
-impl Client {
-    fn start(mut cmd: Command) -> Result<Client, String> {
-        cmd.stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0);
-        let mut child = cmd
-            .spawn()
-            .map_err(|e| format!("cannot start the counted client: {e}"))?;
-        let stdin = child.stdin.take().expect("piped");
-        let stdout = child.stdout.take().expect("piped");
-        let mut stderr = child.stderr.take().expect("piped");
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        let (etx, erx) = mpsc::channel();
-        std::thread::spawn(move || {
-            let mut s = String::new();
-            let _ = stderr.read_to_string(&mut s);
-            let _ = etx.send(s);
-        });
-        Ok(Client {
-            child,
-            stdin,
-            lines,
-            stderr: erx,
-        })
-    }
-
-    /// Waits for the line `what` (other lines are ignored).
-    fn expect(&mut self, what: &str, timeout: Duration, interrupted: &AtomicBool) -> Result<(), String> {
-        let deadline = Instant::now() + timeout;
-        loop {
-            if interrupted.load(Ordering::SeqCst) {
-                return Err("interrupted".into());
-            }
-            match self.lines.recv_timeout(Duration::from_millis(100)) {
-                Ok(line) if line.trim() == what => return Ok(()),
-                Ok(_) => {}
-                Err(mpsc::RecvTimeoutError::Timeout) if Instant::now() < deadline => {}
-                Err(mpsc::RecvTimeoutError::Timeout) => {
-                    return Err(format!(
-                        "the counted client did not print {what} within {:.0} s",
-                        timeout.as_secs_f64()
-                    ))
-                }
-                Err(mpsc::RecvTimeoutError::Disconnected) => return Err(self.ended_early(what)),
-            }
-        }
-    }
-
-    fn ended_early(&mut self, what: &str) -> String {
-        let status = self.child.wait().map(|s| s.to_string()).unwrap_or_default();
-        let stderr = self.stderr.recv_timeout(Duration::from_secs(2)).unwrap_or_default();
-        let tail: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
-        format!(
-            "the counted client ended ({status}) before {what}: {}",
-            tail[tail.len().saturating_sub(3)..].join(" | ")
-        )
-    }
-
-    fn go(&mut self) -> Result<(), String> {
-        writeln!(self.stdin, "{GO}")
-            .and_then(|_| self.stdin.flush())
-            .map_err(|e| format!("cannot talk to the counted client: {e}"))
-    }
-
-    /// Waits for a clean exit.
-    fn finish(&mut self, interrupted: &AtomicBool) -> Result<(), String> {
-        let deadline = Instant::now() + Duration::from_secs(30);
-        loop {
-            match self.child.try_wait() {
-                Ok(Some(status)) if status.success() => return Ok(()),
-                Ok(Some(_)) => return Err(self.ended_early("its exit")),
-                Ok(None) if Instant::now() < deadline && !interrupted.load(Ordering::SeqCst) => {
-                    std::thread::sleep(Duration::from_millis(5))
-                }
-                Ok(None) => return Err("the counted client did not exit after its windows".into()),
-                Err(e) => return Err(format!("waiting for the counted client: {e}")),
-            }
-        }
-    }
-}
-
-impl Drop for Client {
-    fn drop(&mut self) {
-        exec::kill_group(self.child.id() as i32);
-        let _ = self.child.wait();
-    }
 }
 
 /// Counters of one thread, from /proc.

@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
+use harness::contract;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Ending {
@@ -32,8 +33,8 @@ impl Outcome {
 
     /// The reason an adapter gave for exiting with "unsupported" (status 3).
     pub fn unsupported_reason(&self) -> Option<String> {
-        (self.ending == Ending::Exited(harness::cli::EXIT_UNSUPPORTED as i32))
-            .then(|| self.stderr_tail(1).trim_start_matches("unsupported: ").to_string())
+        (self.ending == Ending::Exited(contract::EXIT_UNSUPPORTED as i32))
+            .then(|| contract::unsupported_reason(&self.stderr_tail(1)).to_string())
     }
 
     /// The last `n` lines of stderr, for failure reasons.

@@ -11,8 +11,9 @@ use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
+use harness::contract::{Command as AdapterCommand, Repeat};
 
-use crate::exec;
+use crate::adapter;
 
 /// Operations per callgrind run: enough to make the per-run constant (the
 /// dynamic call into the region) negligible, few enough for slow libraries.
@@ -48,15 +49,15 @@ pub fn count(
     cmd.arg("--tool=callgrind")
         .arg("--collect-atstart=no")
         .arg(format!("--toggle-collect={REGION}"))
-        .arg(format!("--callgrind-out-file={}", out_file.display()))
-        .arg(bin)
-        .arg("repeat")
-        .arg("--scenario")
-        .arg(scenario)
-        .arg("--iterations")
-        .arg(ITERATIONS.to_string())
-        .env("RUST_BACKTRACE", "0");
-    let out = exec::run(cmd, None, scratch, timeout, interrupted).map_err(|e| format!("{e:#}"))?;
+        .arg(format!("--callgrind-out-file={}", out_file.display()));
+    let repeat = AdapterCommand::Repeat(Repeat {
+        scenario: scenario.to_string(),
+        iterations: ITERATIONS,
+        windows: 0,
+        transport: None,
+        ack_fifo: None,
+    });
+    let out = adapter::run_under(cmd, bin, &repeat, scratch, timeout, interrupted).map_err(|e| format!("{e:#}"))?;
     if !out.success() {
         return Err(format!("callgrind: {}", out.describe()));
     }

@@ -4,96 +4,17 @@
 //! here, on success, failure or interruption (Drop).
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader};
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::sync::atomic::AtomicBool;
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use harness::ipc::{self, IpcOp};
+use harness::contract::{Command, Subscribe};
+use harness::ipc::{self, IpcOp, Transport};
 use harness::results::{Measurement, WallTime};
 
-use crate::exec;
+use crate::adapter::{self, Running};
 use crate::matrix::{AdapterEntry, BusEntry};
 use crate::placement::{self, Placement};
-
-/// A child process (server or subscribers) killed with its group on drop.
-pub struct Service {
-    child: Child,
-    what: String,
-}
-
-impl Service {
-    /// Starts `cmd` and waits for it to print READY.
-    fn start(mut cmd: Command, what: String, timeout: Duration) -> Result<Service, String> {
-        cmd.stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .stdin(Stdio::null())
-            .process_group(0);
-        let mut child = cmd.spawn().map_err(|e| format!("cannot start {what}: {e}"))?;
-        let stdout = child.stdout.take().expect("piped");
-        let stderr = child.stderr.take().expect("piped");
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            let ready = BufReader::new(stdout)
-                .lines()
-                .map_while(Result::ok)
-                .any(|l| l.trim() == harness::cli::READY);
-            let _ = tx.send(ready);
-        });
-        let (etx, erx) = mpsc::channel();
-        std::thread::spawn(move || {
-            let lines: Vec<String> = BufReader::new(stderr).lines().map_while(Result::ok).collect();
-            let _ = etx.send(lines);
-        });
-        let service = Service {
-            child,
-            what: what.clone(),
-        };
-        match rx.recv_timeout(timeout) {
-            Ok(true) => Ok(service),
-            outcome => {
-                drop(service); // kills it, which closes stderr
-                let tail = erx.recv_timeout(Duration::from_secs(2)).unwrap_or_default();
-                let tail = tail[tail.len().saturating_sub(3)..].join(" | ");
-                let why = match outcome {
-                    Err(_) => format!("was not ready after {:.0} s", timeout.as_secs_f64()),
-                    _ => "exited before it was ready".to_string(),
-                };
-                Err(format!(
-                    "{what} {why}{}",
-                    if tail.is_empty() {
-                        String::new()
-                    } else {
-                        format!(": {tail}")
-                    }
-                ))
-            }
-        }
-    }
-
-    pub fn pid(&self) -> u32 {
-        self.child.id()
-    }
-
-    /// `Err(reason)` if the process has exited.
-    fn check_alive(&mut self) -> Result<(), String> {
-        match self.child.try_wait() {
-            Ok(None) => Ok(()),
-            Ok(Some(status)) => Err(format!("{} died ({status})", self.what)),
-            Err(e) => Err(format!("{}: {e}", self.what)),
-        }
-    }
-}
-
-impl Drop for Service {
-    fn drop(&mut self) {
-        exec::kill_group(self.child.id() as i32);
-        let _ = self.child.wait();
-    }
-}
 
 /// Where clients reach the bus (or, peer to peer, nothing shared).
 enum Medium {
@@ -131,7 +52,7 @@ pub struct BusSession {
     pub id: String,
     medium: Medium,
     scratch: PathBuf,
-    servers: HashMap<String, Result<Service, String>>,
+    servers: HashMap<String, Result<Running, String>>,
     /// Daemon version and config, for the results file.
     pub description: String,
     placement: Placement,
@@ -146,15 +67,12 @@ pub fn service_name(adapter_id: &str) -> String {
     format!("io.killing.spark.Bench.{clean}")
 }
 
-fn bus_args(address: &str, socket: &Path, adapter: &AdapterEntry) -> Vec<String> {
-    vec![
-        "--bus-address".into(),
-        address.to_string(),
-        "--bus-socket".into(),
-        socket.display().to_string(),
-        "--service-name".into(),
-        service_name(&adapter.id),
-    ]
+fn bus_transport(address: &str, socket: &Path, adapter: &AdapterEntry) -> Transport {
+    Transport::Bus {
+        address: address.to_string(),
+        socket: socket.to_path_buf(),
+        service_name: service_name(&adapter.id),
+    }
 }
 
 impl BusSession {
@@ -204,7 +122,7 @@ impl BusSession {
 
     /// The running server of an adapter, if it was started.
     pub fn server_pid(&self, adapter_id: &str) -> Option<u32> {
-        self.servers.get(adapter_id)?.as_ref().ok().map(Service::pid)
+        self.servers.get(adapter_id)?.as_ref().ok().map(Running::pid)
     }
 
     /// The processes of the private bus daemon (none for p2p or an existing bus).
@@ -224,35 +142,30 @@ impl BusSession {
         }
     }
 
-    /// Transport arguments for an adapter's commands.
-    fn transport_args(&self, adapter: &AdapterEntry) -> Vec<String> {
+    /// Where an adapter's commands find its service.
+    fn transport(&self, adapter: &AdapterEntry) -> Transport {
         match &self.medium {
-            Medium::Bus(b) => bus_args(b.address(), b.socket_path(), adapter),
-            Medium::Existing { address, socket } => bus_args(address, socket, adapter),
-            Medium::P2p => {
-                vec![
-                    "--p2p-socket".into(),
-                    self.scratch
-                        .join(format!("{}.sock", adapter.package))
-                        .display()
-                        .to_string(),
-                ]
-            }
+            Medium::Bus(b) => bus_transport(b.address(), b.socket_path(), adapter),
+            Medium::Existing { address, socket } => bus_transport(address, socket, adapter),
+            Medium::P2p => Transport::P2p {
+                socket: self.scratch.join(format!("{}.sock", adapter.package)),
+            },
         }
     }
 
-    /// The adapter's server, started on first use; its transport arguments.
-    pub fn server(&mut self, adapter: &AdapterEntry, bin: &Path) -> Result<Vec<String>, String> {
-        let args = self.transport_args(adapter);
+    /// The adapter's server, started on first use; where it serves.
+    pub fn server(&mut self, adapter: &AdapterEntry, bin: &Path) -> Result<Transport, String> {
+        let transport = self.transport(adapter);
         self.check_bus()?;
         let entry = self.servers.entry(adapter.id.clone()).or_insert_with(|| {
-            let mut cmd = Command::new(bin);
-            cmd.arg("serve").args(&args);
-            placement::pin_command(&mut cmd, self.placement.server);
-            Service::start(cmd, format!("the {} server", adapter.id), Duration::from_secs(30))
+            let serve = Command::Serve {
+                transport: transport.clone(),
+            };
+            let what = format!("the {} server", adapter.id);
+            Running::start_ready(bin, &serve, self.placement.server, what, Duration::from_secs(30))
         });
         match entry {
-            Ok(s) => s.check_alive().map(|_| args),
+            Ok(s) => s.check_alive().map(|_| transport),
             Err(e) => Err(e.clone()),
         }
     }
@@ -283,7 +196,7 @@ impl BusSession {
         adapter: &AdapterEntry,
         bin: &Path,
         op: IpcOp,
-    ) -> Result<Option<(Service, PathBuf)>, String> {
+    ) -> Result<Option<(Running, PathBuf)>, String> {
         let Some((connections, extra_rules)) = op.subscribers() else {
             return Ok(None);
         };
@@ -298,17 +211,14 @@ impl BusSession {
                 std::io::Error::last_os_error()
             ));
         }
-        let mut cmd = Command::new(bin);
-        cmd.arg("subscribe")
-            .args(self.transport_args(adapter))
-            .arg("--connections")
-            .arg(connections.to_string())
-            .arg("--extra-rules")
-            .arg(extra_rules.to_string())
-            .arg("--ack-fifo")
-            .arg(&fifo);
-        placement::pin_command(&mut cmd, self.placement.server);
-        let s = Service::start(cmd, format!("the {} subscribers", adapter.id), Duration::from_secs(120))?;
+        let subscribe = Command::Subscribe(Subscribe {
+            transport: self.transport(adapter),
+            connections,
+            extra_rules,
+            ack_fifo: fifo.clone(),
+        });
+        let what = format!("the {} subscribers", adapter.id);
+        let s = Running::start_ready(bin, &subscribe, self.placement.server, what, Duration::from_secs(120))?;
         Ok(Some((s, fifo)))
     }
 }
@@ -317,18 +227,20 @@ impl BusSession {
 /// outside, checking each one printed the property.
 pub fn cold_start(
     bin: &Path,
-    transport: &[String],
+    transport: &Transport,
     samples: usize,
     scratch: &Path,
     interrupted: &AtomicBool,
 ) -> Result<Measurement, String> {
     let expected: String = ipc::items().iter().map(|(a, b)| format!("{a}\t{b}\n")).collect();
     let mut times = Vec::with_capacity(samples);
+    let command = Command::ColdStart {
+        transport: transport.clone(),
+    };
     for _ in 0..samples {
-        let mut cmd = Command::new(bin);
-        cmd.arg("cold-start").args(transport);
         let start = Instant::now();
-        let out = exec::run(cmd, None, scratch, Duration::from_secs(30), interrupted).map_err(|e| format!("{e:#}"))?;
+        let out = adapter::run(bin, &command, None, scratch, Duration::from_secs(30), interrupted, None)
+            .map_err(|e| format!("{e:#}"))?;
         let ns = start.elapsed().as_nanos() as f64;
         if !out.success() {
             return Err(format!("cold-start failed: {}", out.describe()));

@@ -5,6 +5,7 @@
 //! no loadable file for history, a failed build in build-times);
 //! 130 interrupted (the results file keeps the finished cells).
 
+mod adapter;
 mod adapters;
 mod binsize;
 mod build_times;

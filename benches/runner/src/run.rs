@@ -3,13 +3,13 @@
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
-use harness::ipc::IpcOp;
+use harness::contract::{self, CriterionSettings};
+use harness::ipc::{IpcOp, Transport};
 use harness::results::{
     AdapterRecord, BusRecord, Cell, CellStatus, Measurement, ResultsFile, RunInfo, FORMAT_NAME, SCHEMA_VERSION,
 };
@@ -17,9 +17,9 @@ use harness::results::{
 use crate::adapters::{self, Described};
 use crate::ipc_run::{self, BusSession};
 use crate::matrix::{AdapterEntry, BusEntry, Matrix, Profile, ScenarioEntry};
-use crate::placement::{self, Placement};
+use crate::placement::Placement;
 use crate::scratch::Scratch;
-use crate::{costs, environment, exec, instructions, progress, store};
+use crate::{adapter, costs, environment, instructions, progress, store};
 
 pub struct RunOptions {
     pub matrix: Matrix,
@@ -342,8 +342,9 @@ fn run_cell(
     }
     let op = harness::scenario::find(&cell.scenario).and_then(|s| s.ipc_op());
     let started = std::time::Instant::now();
-    // Transport arguments, and the services that must live through the cell.
-    let mut extra: Vec<String> = Vec::new();
+    // Where the service is, and the services that must live through the cell.
+    let mut transport: Option<Transport> = None;
+    let mut ack_fifo: Option<PathBuf> = None;
     let mut subscriber_service = None;
     let mut session = session;
     if let Some(session) = session.as_mut() {
@@ -353,11 +354,13 @@ fn run_cell(
             Err(e) => Err(e.clone()),
         };
         match prepared {
-            Ok(IpcCell::Bench { transport, subscribers }) => {
-                extra = transport;
+            Ok(IpcCell::Bench {
+                transport: served,
+                subscribers,
+            }) => {
+                transport = Some(served);
                 if let Some((service, fifo)) = subscribers {
-                    extra.push("--ack-fifo".into());
-                    extra.push(fifo.display().to_string());
+                    ack_fifo = Some(fifo);
                     subscriber_service = Some(service);
                 }
             }
@@ -376,28 +379,21 @@ fn run_cell(
     }
     let result_file = scratch.join("measurement.json");
     let _ = std::fs::remove_file(&result_file);
-    let mut cmd = Command::new(bin);
-    cmd.arg("bench")
-        .arg("--scenario")
-        .arg(&cell.scenario)
-        .arg("--result")
-        .arg(&result_file)
-        .arg("--criterion-dir")
-        .arg(scratch.join("criterion"))
-        .arg("--sample-size")
-        .arg(profile.sample_size.to_string())
-        .arg("--warm-up")
-        .arg(profile.warm_up.to_string())
-        .arg("--measurement")
-        .arg(profile.measurement.to_string())
-        .arg("--nresamples")
-        .arg(profile.nresamples.to_string())
-        .args(&extra)
-        // Failure reasons are the last stderr lines: the panic message, not a backtrace.
-        .env("RUST_BACKTRACE", "0");
-    placement::pin_command(&mut cmd, client_cpu);
+    let bench = contract::Command::Bench(contract::Bench {
+        scenario: cell.scenario.clone(),
+        result: result_file.clone(),
+        criterion_dir: Some(scratch.join("criterion")),
+        settings: CriterionSettings {
+            sample_size: profile.sample_size,
+            warm_up: profile.warm_up,
+            measurement: profile.measurement,
+            nresamples: profile.nresamples,
+        },
+        transport: transport.clone(),
+        ack_fifo: ack_fifo.clone(),
+    });
     let _ = std::fs::remove_dir_all(scratch.join("criterion"));
-    let out = exec::run(cmd, None, scratch, timeout, interrupted)?;
+    let out = adapter::run(bin, &bench, None, scratch, timeout, interrupted, client_cpu)?;
     c.elapsed_s = started.elapsed().as_secs_f64();
     if let Some(reason) = out.unsupported_reason() {
         c.status = CellStatus::Unsupported;
@@ -426,9 +422,10 @@ fn run_cell(
                     bin,
                     scenario: &cell.scenario,
                     adapter_id: &cell.adapter.id,
-                    transport: &extra,
+                    transport: transport.as_ref(),
+                    ack_fifo: ack_fifo.as_deref(),
                     session: session.as_ref().and_then(|s| s.as_ref().ok()).map(|s| &**s),
-                    subscribers: subscriber_service.as_ref().map(ipc_run::Service::pid),
+                    subscribers: subscriber_service.as_ref().map(adapter::Running::pid),
                 };
                 if let Err(why) = add_costs(&mut m, counted, profile, timeout, interrupted, client_cpu) {
                     c.reason = Some(why);
@@ -449,7 +446,8 @@ struct Counted<'a> {
     bin: &'a Path,
     scenario: &'a str,
     adapter_id: &'a str,
-    transport: &'a [String],
+    transport: Option<&'a Transport>,
+    ack_fifo: Option<&'a Path>,
     session: Option<&'a BusSession>,
     subscribers: Option<u32>,
 }
@@ -498,6 +496,7 @@ fn add_costs(
         bin: cell.bin,
         scenario: cell.scenario,
         transport: cell.transport,
+        ack_fifo: cell.ack_fifo,
         iterations: costs::iterations(median, budget),
         others,
         bus_socket: cell.session.and_then(BusSession::bus_socket),
@@ -548,8 +547,8 @@ enum IpcCell {
     /// Run the adapter's `bench` with these transport arguments, while the
     /// subscribers (and their ack FIFO), if any, are alive.
     Bench {
-        transport: Vec<String>,
-        subscribers: Option<(ipc_run::Service, PathBuf)>,
+        transport: Transport,
+        subscribers: Option<(adapter::Running, PathBuf)>,
     },
     /// Measured by the runner itself (cold starts).
     Measured(Measurement),

@@ -4,16 +4,16 @@
 //! values, and must follow a perturbed payload (so it cannot ignore its input).
 
 use std::path::Path;
-use std::process::Command;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use anyhow::{bail, Result};
+use harness::contract::Command;
 use harness::payload;
 use harness::scenario::{self, Kind};
 use harness::wire;
 
-use crate::exec;
+use crate::{adapter, exec};
 
 #[derive(Debug)]
 pub enum Verdict {
@@ -28,14 +28,24 @@ pub struct Checked {
     pub verdict: Verdict,
 }
 
-fn call(bin: &Path, args: &[&str], stdin: Option<&[u8]>, scratch: &Path, stop: &AtomicBool) -> Result<exec::Outcome> {
-    let mut cmd = Command::new(bin);
-    cmd.args(args);
-    exec::run(cmd, stdin, scratch, Duration::from_secs(60), stop)
+fn call(
+    bin: &Path,
+    command: &Command,
+    stdin: Option<&[u8]>,
+    scratch: &Path,
+    stop: &AtomicBool,
+) -> Result<exec::Outcome> {
+    adapter::run(bin, command, stdin, scratch, Duration::from_secs(60), stop, None)
+}
+
+fn demarshal(id: &str) -> Command {
+    Command::Demarshal {
+        scenario: id.to_string(),
+    }
 }
 
 fn digest_of(bin: &Path, id: &str, bytes: &[u8], scratch: &Path, stop: &AtomicBool) -> Result<u64> {
-    let out = call(bin, &["demarshal", "--scenario", id], Some(bytes), scratch, stop)?;
+    let out = call(bin, &demarshal(id), Some(bytes), scratch, stop)?;
     if !out.success() {
         bail!("demarshal failed: {}", out.describe());
     }
@@ -52,7 +62,15 @@ pub fn check(adapter: &str, bin: &Path, scenario_id: &str, scratch: &Path, stop:
         let body = sc.body();
         match sc.kind {
             Kind::Marshal => {
-                let out = call(bin, &["emit", "--scenario", scenario_id], None, scratch, stop)?;
+                let out = call(
+                    bin,
+                    &Command::Emit {
+                        scenario: scenario_id.to_string(),
+                    },
+                    None,
+                    scratch,
+                    stop,
+                )?;
                 if let Some(reason) = out.unsupported_reason() {
                     return Ok(Verdict::Unsupported(reason));
                 }
@@ -65,13 +83,7 @@ pub fn check(adapter: &str, bin: &Path, scenario_id: &str, scratch: &Path, stop:
             }
             Kind::Demarshal => {
                 let canonical = wire::canonical_signal(&body);
-                let probe = call(
-                    bin,
-                    &["demarshal", "--scenario", scenario_id],
-                    Some(&canonical),
-                    scratch,
-                    stop,
-                )?;
+                let probe = call(bin, &demarshal(scenario_id), Some(&canonical), scratch, stop)?;
                 if let Some(reason) = probe.unsupported_reason() {
                     return Ok(Verdict::Unsupported(reason));
                 }

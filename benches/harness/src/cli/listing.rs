@@ -1,0 +1,90 @@
+//! `list`, and the one place that decides whether an adapter can do a scenario.
+
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+
+use crate::adapter::{AdapterInfo, Codec};
+use crate::ipc::{Ipc, IpcOp, Transport};
+use crate::scenario::{self, Kind, Scenario};
+
+/// What `list` prints.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Listing {
+    pub id: String,
+    pub library: String,
+    pub version: String,
+    pub scenarios: Vec<ScenarioSupport>,
+}
+
+/// Support of one scenario; IPC scenarios also say whether they work peer to peer.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct ScenarioSupport {
+    pub id: String,
+    pub supported: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p2p_supported: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p2p_reason: Option<String>,
+}
+
+pub(super) fn find_scenario(id: &str) -> Result<&'static Scenario> {
+    scenario::find(id).with_context(|| {
+        let known: Vec<_> = scenario::all().map(|s| s.id.as_str()).collect();
+        format!("unknown scenario {id:?}; known: {}", known.join(", "))
+    })
+}
+
+/// Why `info`'s adapter cannot do `op` (over p2p or a bus), if it cannot.
+/// The raw-socket floor is the harness's own code, run by the baseline only.
+fn ipc_unsupported(info: &AdapterInfo, ipc: &impl Ipc, op: IpcOp, p2p: bool) -> Option<String> {
+    match op {
+        IpcOp::RawSocket(_) if info.library == "raw" => None,
+        IpcOp::RawSocket(_) => Some("the raw-socket floor is measured once, by the raw baseline".into()),
+        _ => ipc.unsupported_ipc(op, p2p),
+    }
+}
+
+/// Why this adapter cannot do `s` on `transport`, if it cannot.
+pub(super) fn unsupported_reason<C: Codec, I: Ipc>(
+    info: &AdapterInfo,
+    codec: &C,
+    ipc: &I,
+    s: &Scenario,
+    transport: Option<&Transport>,
+) -> Option<String> {
+    match s.kind {
+        Kind::Ipc(op) => ipc_unsupported(info, ipc, op, transport.is_some_and(Transport::is_p2p)),
+        _ => codec.unsupported(s),
+    }
+}
+
+fn support<C: Codec, I: Ipc>(info: &AdapterInfo, codec: &C, ipc: &I, s: &Scenario) -> ScenarioSupport {
+    let (reason, p2p_reason) = match s.kind {
+        Kind::Ipc(op) => (
+            ipc_unsupported(info, ipc, op, false),
+            Some(ipc_unsupported(info, ipc, op, true)),
+        ),
+        _ => (codec.unsupported(s), None),
+    };
+    ScenarioSupport {
+        id: s.id.clone(),
+        supported: reason.is_none(),
+        reason,
+        p2p_supported: p2p_reason.as_ref().map(Option::is_none),
+        p2p_reason: p2p_reason.flatten(),
+    }
+}
+
+/// `list`: who this adapter is and what it supports, as JSON on stdout.
+pub(super) fn print<C: Codec, I: Ipc>(info: &AdapterInfo, codec: &C, ipc: &I) -> Result<()> {
+    let listing = Listing {
+        id: info.id.into(),
+        library: info.library.into(),
+        version: info.version.into(),
+        scenarios: scenario::all().map(|s| support(info, codec, ipc, s)).collect(),
+    };
+    println!("{}", serde_json::to_string_pretty(&listing)?);
+    Ok(())
+}

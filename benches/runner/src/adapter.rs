@@ -1,0 +1,238 @@
+//! An adapter command (`harness::contract::Command`) as a process: the one
+//! place the runner starts adapters. Either run to its end ([`run`],
+//! [`run_under`]: timeout, process group, interruption, through `exec`), or
+//! kept running and talked to line by line ([`Running`]: servers,
+//! subscribers, the counted client), killed with its group on drop.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use harness::contract::{self, Command as AdapterCommand};
+
+use crate::{exec, placement};
+
+/// The process of `command` in the adapter binary `bin`, on `cpu` if given.
+fn process(bin: &Path, command: &AdapterCommand, cpu: Option<usize>) -> Command {
+    let mut cmd = Command::new(bin);
+    cmd.args(command.to_args())
+        // Failure reasons are the last stderr lines: the panic message, not a backtrace.
+        .env("RUST_BACKTRACE", "0");
+    placement::pin_command(&mut cmd, cpu);
+    cmd
+}
+
+/// Runs `command` to its end; see `exec::run` for `stdin`, `scratch`, `timeout`.
+pub fn run(
+    bin: &Path,
+    command: &AdapterCommand,
+    stdin: Option<&[u8]>,
+    scratch: &Path,
+    timeout: Duration,
+    interrupted: &AtomicBool,
+    cpu: Option<usize>,
+) -> anyhow::Result<exec::Outcome> {
+    exec::run(process(bin, command, cpu), stdin, scratch, timeout, interrupted)
+}
+
+/// Runs `command` under `wrapper` (e.g. valgrind and its options), which is
+/// given the adapter binary and the command's arguments.
+pub fn run_under(
+    mut wrapper: Command,
+    bin: &Path,
+    command: &AdapterCommand,
+    scratch: &Path,
+    timeout: Duration,
+    interrupted: &AtomicBool,
+) -> anyhow::Result<exec::Outcome> {
+    wrapper.arg(bin).args(command.to_args()).env("RUST_BACKTRACE", "0");
+    exec::run(wrapper, None, scratch, timeout, interrupted)
+}
+
+/// Why an expected line did not come.
+enum Missed {
+    Interrupted,
+    TimedOut,
+    Ended,
+}
+
+/// A running adapter process, killed with its process group on drop.
+pub struct Running {
+    child: Child,
+    /// What it is, for messages: "the zbus-6 server".
+    what: String,
+    stdin: Option<ChildStdin>,
+    lines: mpsc::Receiver<String>,
+    stderr: mpsc::Receiver<String>,
+}
+
+impl Running {
+    /// Starts `command`; stdout is read line by line, stderr kept for
+    /// failure reasons. With `talk`, its stdin is a pipe for [`Running::send`].
+    pub fn start(
+        bin: &Path,
+        command: &AdapterCommand,
+        cpu: Option<usize>,
+        what: String,
+        talk: bool,
+    ) -> Result<Running, String> {
+        let mut cmd = process(bin, command, cpu);
+        cmd.stdin(if talk { Stdio::piped() } else { Stdio::null() })
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0);
+        let mut child = cmd.spawn().map_err(|e| format!("cannot start {what}: {e}"))?;
+        let stdout = child.stdout.take().expect("piped");
+        let mut stderr = child.stderr.take().expect("piped");
+        let (tx, lines) = mpsc::channel();
+        // Read to the end, so a chatty process never blocks on a full pipe.
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                let _ = tx.send(line);
+            }
+        });
+        let (etx, erx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = stderr.read_to_string(&mut s);
+            let _ = etx.send(s);
+        });
+        Ok(Running {
+            stdin: child.stdin.take(),
+            child,
+            what,
+            lines,
+            stderr: erx,
+        })
+    }
+
+    /// Starts `command` and waits up to `timeout` for it to print READY.
+    pub fn start_ready(
+        bin: &Path,
+        command: &AdapterCommand,
+        cpu: Option<usize>,
+        what: String,
+        timeout: Duration,
+    ) -> Result<Running, String> {
+        let mut running = Running::start(bin, command, cpu, what, false)?;
+        let never = AtomicBool::new(false);
+        match running.wait_line(contract::READY, timeout, &never) {
+            Ok(()) => Ok(running),
+            Err(missed) => {
+                running.kill(); // which closes stderr
+                let why = match missed {
+                    Missed::TimedOut => format!("was not ready after {:.0} s", timeout.as_secs_f64()),
+                    Missed::Ended | Missed::Interrupted => "exited before it was ready".to_string(),
+                };
+                let tail = running.stderr_tail();
+                Err(format!(
+                    "{} {why}{}",
+                    running.what,
+                    if tail.is_empty() {
+                        String::new()
+                    } else {
+                        format!(": {tail}")
+                    }
+                ))
+            }
+        }
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Waits for the line `line` (other lines are ignored).
+    pub fn expect(&mut self, line: &str, timeout: Duration, interrupted: &AtomicBool) -> Result<(), String> {
+        self.wait_line(line, timeout, interrupted)
+            .map_err(|missed| match missed {
+                Missed::Interrupted => "interrupted".to_string(),
+                Missed::TimedOut => format!(
+                    "{} did not print {line} within {:.0} s",
+                    self.what,
+                    timeout.as_secs_f64()
+                ),
+                Missed::Ended => self.ended_early(line),
+            })
+    }
+
+    fn wait_line(&mut self, line: &str, timeout: Duration, interrupted: &AtomicBool) -> Result<(), Missed> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if interrupted.load(Ordering::SeqCst) {
+                return Err(Missed::Interrupted);
+            }
+            match self.lines.recv_timeout(Duration::from_millis(100)) {
+                Ok(l) if l.trim() == line => return Ok(()),
+                Ok(_) => {}
+                Err(mpsc::RecvTimeoutError::Timeout) if Instant::now() < deadline => {}
+                Err(mpsc::RecvTimeoutError::Timeout) => return Err(Missed::TimedOut),
+                Err(mpsc::RecvTimeoutError::Disconnected) => return Err(Missed::Ended),
+            }
+        }
+    }
+
+    /// Writes `line` to its stdin (started with `talk`).
+    pub fn send(&mut self, line: &str) -> Result<(), String> {
+        let stdin = self
+            .stdin
+            .as_mut()
+            .ok_or_else(|| format!("{} was started without a stdin to talk to", self.what))?;
+        writeln!(stdin, "{line}")
+            .and_then(|_| stdin.flush())
+            .map_err(|e| format!("cannot talk to {}: {e}", self.what))
+    }
+
+    /// Waits (up to 30 s) for a clean exit.
+    pub fn finish(&mut self, interrupted: &AtomicBool) -> Result<(), String> {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            match self.child.try_wait() {
+                Ok(Some(status)) if status.success() => return Ok(()),
+                Ok(Some(_)) => return Err(self.ended_early("its exit")),
+                Ok(None) if Instant::now() < deadline && !interrupted.load(Ordering::SeqCst) => {
+                    std::thread::sleep(Duration::from_millis(5))
+                }
+                Ok(None) => return Err(format!("{} did not exit when it was done", self.what)),
+                Err(e) => return Err(format!("waiting for {}: {e}", self.what)),
+            }
+        }
+    }
+
+    /// `Err(reason)` if the process has exited.
+    pub fn check_alive(&mut self) -> Result<(), String> {
+        match self.child.try_wait() {
+            Ok(None) => Ok(()),
+            Ok(Some(status)) => Err(format!("{} died ({status})", self.what)),
+            Err(e) => Err(format!("{}: {e}", self.what)),
+        }
+    }
+
+    fn ended_early(&mut self, before: &str) -> String {
+        let status = self.child.wait().map(|s| s.to_string()).unwrap_or_default();
+        let tail = self.stderr_tail();
+        format!("{} ended ({status}) before {before}: {tail}", self.what)
+    }
+
+    /// The last three non-empty stderr lines (once the process is gone).
+    fn stderr_tail(&mut self) -> String {
+        let stderr = self.stderr.recv_timeout(Duration::from_secs(2)).unwrap_or_default();
+        let lines: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+        lines[lines.len().saturating_sub(3)..].join(" | ")
+    }
+
+    fn kill(&mut self) {
+        exec::kill_group(self.child.id() as i32);
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
