@@ -17,7 +17,6 @@ mod exec;
 mod export;
 mod history;
 mod instructions;
-mod ipc_run;
 mod matrix;
 mod placement;
 mod progress;

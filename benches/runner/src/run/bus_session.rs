@@ -1,18 +1,19 @@
-//! IPC cells: a private bus (or none, peer to peer) per bus id, one server
-//! process per adapter on it, subscriber processes for signal fan-out, and
-//! whole-process timing for cold starts. Everything started here is stopped
-//! here, on success, failure or interruption (Drop).
+//! The bus session of IPC cells: a private bus (or none, peer to peer, or
+//! the machine's system bus) per bus id, one server process per adapter on
+//! it, subscriber processes for signal fan-out. Everything started here is
+//! stopped here, on success, failure or interruption (Drop), and a session
+//! lives exactly as long as the plan stays on its bus ([`CurrentBus`]).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use harness::contract::{Command, Subscribe};
-use harness::ipc::{self, IpcOp, Transport};
-use harness::results::{Measurement, WallTime};
+use harness::ipc::{IpcOp, Transport};
+use harness::results::BusRecord;
+use indicatif::ProgressBar;
 
-use crate::adapter::{self, Running};
+use crate::adapter::Running;
 use crate::matrix::{AdapterEntry, BusEntry};
 use crate::placement::{self, Placement};
 
@@ -223,42 +224,41 @@ impl BusSession {
     }
 }
 
-/// `property/cold-start`: times `samples` whole `cold-start` processes from
-/// outside, checking each one printed the property.
-pub fn cold_start(
-    bin: &Path,
-    transport: &Transport,
-    samples: usize,
-    scratch: &Path,
-    interrupted: &AtomicBool,
-) -> Result<Measurement, String> {
-    let expected: String = ipc::items().iter().map(|(a, b)| format!("{a}\t{b}\n")).collect();
-    let mut times = Vec::with_capacity(samples);
-    let command = Command::ColdStart {
-        transport: transport.clone(),
-    };
-    for _ in 0..samples {
-        let start = Instant::now();
-        let out = adapter::run(bin, &command, None, scratch, Duration::from_secs(30), interrupted, None)
-            .map_err(|e| format!("{e:#}"))?;
-        let ns = start.elapsed().as_nanos() as f64;
-        if !out.success() {
-            return Err(format!("cold-start failed: {}", out.describe()));
+/// The session of the bus the plan is on; replaced (stopping the old one
+/// first) when the plan moves to the next bus. A bus that cannot start is
+/// remembered as the reason its cells fail.
+#[derive(Default)]
+pub struct CurrentBus(Option<(String, Result<BusSession, String>)>);
+
+impl CurrentBus {
+    /// The session for a cell on `bus`, started (and recorded in `records`) on its first cell.
+    pub fn session(
+        &mut self,
+        bus: &BusEntry,
+        adapters: &[&AdapterEntry],
+        scratch: &Path,
+        placement: Placement,
+        records: &mut Vec<BusRecord>,
+        bar: &ProgressBar,
+    ) -> Result<&mut BusSession, String> {
+        if self.0.as_ref().map(|(id, _)| id) != Some(&bus.id) {
+            self.0 = None; // stop the previous bus before starting the next
+            bar.set_message(format!("starting bus {}", bus.id));
+            let started = BusSession::start(bus, adapters, scratch, placement);
+            let description = match &started {
+                Ok(s) => s.description.clone(),
+                Err(e) => format!("could not start: {e}"),
+            };
+            records.retain(|b| b.id != bus.id);
+            records.push(BusRecord {
+                id: bus.id.clone(),
+                description,
+            });
+            self.0 = Some((bus.id.clone(), started));
         }
-        if String::from_utf8_lossy(&out.stdout) != expected {
-            return Err("cold-start printed something other than the Items property".into());
-        }
-        times.push(ns);
+        let (_, session) = self.0.as_mut().expect("set above");
+        session.as_mut().map_err(|e| e.clone())
     }
-    Ok(Measurement {
-        wall: WallTime::from_samples(&times),
-        throughput_bytes: 0,
-        alloc: None,
-        instructions_per_op: None,
-        verification_notes: vec!["timed from outside: process start to exit, including exec".into()],
-        floor_ratio: None,
-        costs: None,
-    })
 }
 
 #[cfg(test)]
