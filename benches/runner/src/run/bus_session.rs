@@ -8,6 +8,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use anyhow::{bail, Context};
 use harness::contract::{Command, Subscribe};
 use harness::ipc::{IpcOp, Transport};
 use harness::results::BusRecord;
@@ -34,16 +35,16 @@ pub const SYSTEM_BUS: &str = "system";
 
 /// The system bus of this machine: `$DBUS_SYSTEM_BUS_ADDRESS` (a `unix:path=`
 /// address) or the standard socket.
-fn system_bus() -> Result<(String, PathBuf), String> {
+fn system_bus() -> anyhow::Result<(String, PathBuf)> {
     let address =
         std::env::var("DBUS_SYSTEM_BUS_ADDRESS").unwrap_or_else(|_| "unix:path=/run/dbus/system_bus_socket".into());
     let socket = address
         .split(',')
         .find_map(|part| part.strip_prefix("unix:path="))
         .map(PathBuf::from)
-        .ok_or_else(|| format!("the system bus address {address:?} is not a unix:path= address"))?;
+        .with_context(|| format!("the system bus address {address:?} is not a unix:path= address"))?;
     if !socket.exists() {
-        return Err(format!("there is no system bus socket at {}", socket.display()));
+        bail!("there is no system bus socket at {}", socket.display());
     }
     Ok((address, socket))
 }
@@ -83,7 +84,7 @@ impl BusSession {
         adapters: &[&AdapterEntry],
         scratch: &Path,
         placement: Placement,
-    ) -> Result<BusSession, String> {
+    ) -> anyhow::Result<BusSession> {
         let (medium, description) = if entry.id == "p2p" {
             (Medium::P2p, "peer to peer: no bus".to_string())
         } else if entry.id == SYSTEM_BUS {
@@ -91,22 +92,22 @@ impl BusSession {
             let description = format!("the existing system bus at {address}");
             (Medium::Existing { address, socket }, description)
         } else {
-            let kind: bus::BusKind = entry.id.parse().map_err(|e| format!("{e}"))?;
+            let kind: bus::BusKind = entry.id.parse()?;
             let opts = bus::BusOptions {
                 services: adapters.iter().map(|a| service_name(&a.id)).collect(),
                 ..bus::BusOptions::default()
             };
-            let running = bus::start(kind, &opts).map_err(|e| format!("{e:#}"))?;
+            let running = bus::start(kind, &opts)?;
             if let Some(cpu) = placement.bus {
                 for pid in running.pids() {
-                    placement::pin_process(pid, cpu).map_err(|e| format!("{e:#}"))?;
+                    placement::pin_process(pid, cpu)?;
                 }
             }
             let description = running.version().to_string();
             (Medium::Bus(running), description)
         };
         let scratch = scratch.join(format!("bus-{}", entry.id));
-        std::fs::create_dir_all(&scratch).map_err(|e| e.to_string())?;
+        std::fs::create_dir_all(&scratch)?;
         Ok(BusSession {
             id: entry.id.clone(),
             medium,
@@ -244,7 +245,8 @@ impl CurrentBus {
         if self.0.as_ref().map(|(id, _)| id) != Some(&bus.id) {
             self.0 = None; // stop the previous bus before starting the next
             bar.set_message(format!("starting bus {}", bus.id));
-            let started = BusSession::start(bus, adapters, scratch, placement);
+            // From here on, why a bus could not start is its cells' reason.
+            let started = BusSession::start(bus, adapters, scratch, placement).map_err(|e| format!("{e:#}"));
             let description = match &started {
                 Ok(s) => s.description.clone(),
                 Err(e) => format!("could not start: {e}"),

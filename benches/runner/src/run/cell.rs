@@ -280,6 +280,6 @@ fn count_instructions(ctx: &CellContext, cell: &Planned, bin: &Path, mut m: Box<
             m.instructions_per_op = Some(n);
             Outcome::Measured(m)
         }
-        Err(reason) => Outcome::Failed(format!("counting instructions: {reason}")),
+        Err(reason) => Outcome::Failed(format!("counting instructions: {reason:#}")),
     }
 }
