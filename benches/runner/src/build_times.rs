@@ -24,7 +24,8 @@ use indicatif::ProgressBar;
 use serde::Serialize;
 
 use crate::matrix::{AdapterEntry, Matrix};
-use crate::{adapters, binsize, exec, run::ScratchDir, store};
+use crate::scratch::Scratch;
+use crate::{adapters, binsize, exec, progress, store};
 
 pub struct Options<'a> {
     pub matrix: &'a Matrix,
@@ -266,10 +267,10 @@ pub fn measure(opts: Options, interrupted: &AtomicBool) -> Result<Report> {
     let jobs = opts.jobs.unwrap_or(cpus as u32);
     anyhow::ensure!(jobs >= 1, "--jobs must be at least 1");
 
-    let scratch = ScratchDir::new()?;
+    let scratch = Scratch::new("build-times")?;
     let target = scratch.path().join("target");
     let pristine = scratch.path().join("prepared");
-    let bar = crate::run::progress_bar(selected.len() as u64 + 1, opts.progress);
+    let bar = progress::bar(selected.len() as u64 + 1, opts.progress);
 
     bar.set_message("fetching crates (untimed)");
     let fetch = Command::new(cargo_program())
@@ -446,7 +447,7 @@ mod tests {
 
     #[test]
     fn copies_keep_times_and_links() {
-        let dir = ScratchDir::new().unwrap();
+        let dir = Scratch::new("build-times-test").unwrap();
         let (a, b) = (dir.path().join("a"), dir.path().join("b"));
         std::fs::create_dir_all(a.join("sub")).unwrap();
         std::fs::write(a.join("sub/f"), b"x").unwrap();
@@ -490,7 +491,7 @@ mod tests {
 
     #[test]
     fn recorded_only_for_the_same_versions() {
-        let dir = ScratchDir::new().unwrap();
+        let dir = Scratch::new("build-times-test").unwrap();
         let file = dir.path().join("r.json");
         store::write_atomic(&file, &crate::export::html::tests::tiny()).unwrap();
         let original = std::fs::read(&file).unwrap();
@@ -527,7 +528,7 @@ mod tests {
 
     #[test]
     fn no_workspace_is_explained() {
-        let dir = ScratchDir::new().unwrap();
+        let dir = Scratch::new("build-times-test").unwrap();
         let err = workspace(&dir.path().join("matrix.toml")).unwrap_err().to_string();
         assert!(err.contains("no benches/Cargo.toml") && err.contains("Nix"), "{err}");
     }

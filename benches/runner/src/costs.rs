@@ -28,6 +28,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::OnceLock;
 use std::time::Duration;
 
+use anyhow::{bail, Context, Result};
 use bus::monitor::BusMonitor;
 use harness::contract::{self, Repeat, GO, WINDOW_BEGIN, WINDOW_END};
 use harness::ipc::Transport;
@@ -68,6 +69,7 @@ pub struct Window<'a> {
 }
 
 /// Counts `window.iterations` operations twice (processes, then bus traffic).
+/// `Err` is the reason the costs are missing (a note of the cell, or "interrupted").
 pub fn count(window: &Window, interrupted: &AtomicBool) -> Result<IpcCosts, String> {
     let repeat = contract::Command::Repeat(Repeat {
         scenario: window.scenario.to_string(),
@@ -100,14 +102,16 @@ pub fn count(window: &Window, interrupted: &AtomicBool) -> Result<IpcCosts, Stri
                 .map(|&pid| ProcessCounters::open(pid, syscall_event))
                 .collect()
         })
-        .collect::<Result<_, _>>()?;
+        .collect::<Result<_>>()
+        .map_err(|e| format!("{e:#}"))?;
     client.send(GO)?;
     client.expect(WINDOW_END, window.timeout, interrupted)?;
     let mut processes = Vec::new();
     for (&(role, _), before) in participants.iter().zip(before) {
         let mut delta = Delta::default();
         for counters in before {
-            delta.add(&counters.close()?, role, &mut notes);
+            let closed = counters.close().map_err(|e| format!("{e:#}"))?;
+            delta.add(&closed, role, &mut notes);
         }
         processes.push(delta.per_op(role, window.iterations));
     }
@@ -169,9 +173,9 @@ fn read_thread(pid: u32, tid: &str) -> Option<ThreadCounts> {
     })
 }
 
-fn read_threads(pid: u32) -> Result<BTreeMap<String, ThreadCounts>, String> {
+fn read_threads(pid: u32) -> Result<BTreeMap<String, ThreadCounts>> {
     let dir = format!("/proc/{pid}/task");
-    let entries = std::fs::read_dir(&dir).map_err(|e| format!("cannot read {dir}: {e}"))?;
+    let entries = std::fs::read_dir(&dir).with_context(|| format!("cannot read {dir}"))?;
     Ok(entries
         .filter_map(Result::ok)
         .filter_map(|e| {
@@ -182,14 +186,14 @@ fn read_threads(pid: u32) -> Result<BTreeMap<String, ThreadCounts>, String> {
 }
 
 /// syscr and syscw of the whole process (every thread, ended ones too).
-fn read_io(pid: u32) -> Result<(u64, u64), String> {
+fn read_io(pid: u32) -> Result<(u64, u64)> {
     let path = format!("/proc/{pid}/io");
-    let text = std::fs::read_to_string(&path).map_err(|e| format!("cannot read {path}: {e}"))?;
-    let field = |name: &str| -> Result<u64, String> {
+    let text = std::fs::read_to_string(&path).with_context(|| format!("cannot read {path}"))?;
+    let field = |name: &str| -> Result<u64> {
         text.lines()
             .find_map(|l| l.strip_prefix(name))
             .and_then(|v| v.trim().parse().ok())
-            .ok_or_else(|| format!("{path} has no {name}"))
+            .with_context(|| format!("{path} has no {name}"))
     };
     Ok((field("syscr:")?, field("syscw:")?))
 }
@@ -215,7 +219,7 @@ struct Closed {
 }
 
 impl ProcessCounters {
-    fn open(pid: u32, syscall_event: Option<u64>) -> Result<ProcessCounters, String> {
+    fn open(pid: u32, syscall_event: Option<u64>) -> Result<ProcessCounters> {
         let threads = read_threads(pid)?;
         let syscalls = syscall_event.map(|event| {
             threads
@@ -231,11 +235,9 @@ impl ProcessCounters {
         })
     }
 
-    fn close(self) -> Result<Closed, String> {
+    fn close(self) -> Result<Closed> {
         let syscalls = match &self.syscalls {
-            Some(fds) if fds.len() == self.threads.len() => {
-                Some(fds.iter().map(read_counter).sum::<Result<u64, String>>()?)
-            }
+            Some(fds) if fds.len() == self.threads.len() => Some(fds.iter().map(read_counter).sum::<Result<u64>>()?),
             _ => None,
         };
         Ok(Closed {
@@ -327,7 +329,7 @@ fn syscall_tracepoint() -> Result<&'static u64, &'static String> {
             "the raw_syscalls:sys_enter tracepoint is not available (tracefs cannot be read)".to_string()
         })?;
         // Allowed at all? Try on ourselves.
-        open_counter(id, 0).map(|_| id)
+        open_counter(id, 0).map(|_| id).map_err(|e| format!("{e:#}"))
     })
     .as_ref()
 }
@@ -353,7 +355,7 @@ const PERF_FLAG_INHERIT: u64 = 1 << 1;
 const PERF_FLAG_FD_CLOEXEC: libc::c_ulong = 1 << 3;
 
 /// A counting perf event on tracepoint `event` for thread `tid` (0: this one).
-fn open_counter(event: u64, tid: i32) -> Result<OwnedFd, String> {
+fn open_counter(event: u64, tid: i32) -> Result<OwnedFd> {
     let attr = PerfEventAttr {
         kind: PERF_TYPE_TRACEPOINT,
         size: std::mem::size_of::<PerfEventAttr>() as u32,
@@ -374,19 +376,16 @@ fn open_counter(event: u64, tid: i32) -> Result<OwnedFd, String> {
     };
     if fd < 0 {
         let e = std::io::Error::last_os_error();
-        return Err(format!(
-            "perf_event_open: {e} (needs root or kernel.perf_event_paranoid = -1)"
-        ));
+        bail!("perf_event_open: {e} (needs root or kernel.perf_event_paranoid = -1)");
     }
     // SAFETY: a new descriptor that nothing else owns.
     Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) })
 }
 
-fn read_counter(fd: &OwnedFd) -> Result<u64, String> {
-    let mut f = std::fs::File::from(fd.try_clone().map_err(|e| e.to_string())?);
+fn read_counter(fd: &OwnedFd) -> Result<u64> {
+    let mut f = std::fs::File::from(fd.try_clone()?);
     let mut b = [0u8; 8];
-    f.read_exact(&mut b)
-        .map_err(|e| format!("reading a perf counter: {e}"))?;
+    f.read_exact(&mut b).context("reading a perf counter")?;
     Ok(u64::from_ne_bytes(b))
 }
 

@@ -157,7 +157,7 @@ pub fn kill_group(pgid: i32) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::path::PathBuf;
+    use crate::scratch::Scratch;
 
     #[test]
     fn polling_keeps_short_processes_precise() {
@@ -169,22 +169,8 @@ mod tests {
         assert_eq!(poll_interval(ms(60_000)), ms(10));
     }
 
-    /// A scratch directory removed when the test ends.
-    struct Scratch(PathBuf);
-
-    impl Drop for Scratch {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
-    }
-
     fn scratch() -> Scratch {
-        use std::sync::atomic::AtomicU32;
-        static NEXT: AtomicU32 = AtomicU32::new(0);
-        let n = NEXT.fetch_add(1, Ordering::SeqCst);
-        let d = std::env::temp_dir().join(format!("dbus-matrix-exec-test-{}-{n}", std::process::id()));
-        std::fs::create_dir_all(&d).unwrap();
-        Scratch(d)
+        Scratch::new("exec-test").unwrap()
     }
 
     fn sh(script: &str) -> Command {
@@ -200,7 +186,7 @@ mod tests {
         let o = run(
             sh("cat; echo oops >&2; exit 3"),
             Some(b"in"),
-            &dir.0,
+            dir.path(),
             Duration::from_secs(10),
             &flag,
         )
@@ -214,12 +200,12 @@ mod tests {
     fn kills_a_hang_with_its_children() {
         let flag = AtomicBool::new(false);
         let dir = scratch();
-        let script = format!("sleep 30 & echo $! > {}/child; wait", dir.0.display());
+        let script = format!("sleep 30 & echo $! > {}/child; wait", dir.path().display());
         let start = Instant::now();
-        let o = run(sh(&script), None, &dir.0, Duration::from_millis(300), &flag).unwrap();
+        let o = run(sh(&script), None, dir.path(), Duration::from_millis(300), &flag).unwrap();
         assert!(matches!(o.ending, Ending::TimedOut(_)));
         assert!(start.elapsed() < Duration::from_secs(5));
-        let child: i32 = std::fs::read_to_string(dir.0.join("child"))
+        let child: i32 = std::fs::read_to_string(dir.path().join("child"))
             .unwrap()
             .trim()
             .parse()
@@ -235,7 +221,7 @@ mod tests {
     fn reports_signals() {
         let flag = AtomicBool::new(false);
         let dir = scratch();
-        let o = run(sh("kill -SEGV $$"), None, &dir.0, Duration::from_secs(10), &flag).unwrap();
+        let o = run(sh("kill -SEGV $$"), None, dir.path(), Duration::from_secs(10), &flag).unwrap();
         assert_eq!(o.ending, Ending::Signaled(libc::SIGSEGV));
         assert!(o.describe().contains("SIGSEGV"));
     }

@@ -36,13 +36,7 @@ pub fn check_valgrind() -> Result<String> {
 }
 
 /// Instructions per operation of `scenario` in the adapter `bin`.
-pub fn count(
-    bin: &Path,
-    scenario: &str,
-    scratch: &Path,
-    timeout: Duration,
-    interrupted: &AtomicBool,
-) -> Result<f64, String> {
+pub fn count(bin: &Path, scenario: &str, scratch: &Path, timeout: Duration, interrupted: &AtomicBool) -> Result<f64> {
     let out_file = scratch.join("callgrind.out");
     let _ = std::fs::remove_file(&out_file);
     let mut cmd = Command::new("valgrind");
@@ -57,18 +51,14 @@ pub fn count(
         transport: None,
         ack_fifo: None,
     });
-    let out = adapter::run_under(cmd, bin, &repeat, scratch, timeout, interrupted).map_err(|e| format!("{e:#}"))?;
+    let out = adapter::run_under(cmd, bin, &repeat, scratch, timeout, interrupted)?;
     if !out.success() {
-        return Err(format!("callgrind: {}", out.describe()));
+        bail!("callgrind: {}", out.describe());
     }
-    let text = std::fs::read_to_string(&out_file)
-        .with_context(|| format!("reading {}", out_file.display()))
-        .map_err(|e| format!("{e:#}"))?;
-    let total = totals(&text).ok_or_else(|| format!("no instruction total in {}", out_file.display()))?;
+    let text = std::fs::read_to_string(&out_file).with_context(|| format!("reading {}", out_file.display()))?;
+    let total = totals(&text).with_context(|| format!("no instruction total in {}", out_file.display()))?;
     if total == 0 {
-        return Err(format!(
-            "callgrind counted no instructions in {REGION}: was the region inlined or renamed?"
-        ));
+        bail!("callgrind counted no instructions in {REGION}: was the region inlined or renamed?");
     }
     Ok(total as f64 / ITERATIONS as f64)
 }

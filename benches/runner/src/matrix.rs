@@ -108,7 +108,7 @@ impl Matrix {
         ensure!(!self.adapters.is_empty(), "no [[adapter]] entries");
         unique(self.adapters.iter().map(|a| a.id.as_str()), "adapter id")?;
         for a in &self.adapters {
-            // Ids become bus names (ipc_run::service_name, nix/buses.nix serviceName).
+            // Ids become bus names (run::bus_session::service_name, nix/buses.nix serviceName).
             ensure!(
                 !a.id.is_empty() && a.id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.'),
                 "adapter id {:?}: use only letters, digits, '-' and '.'",

@@ -1,18 +1,20 @@
-//! IPC cells: a private bus (or none, peer to peer) per bus id, one server
-//! process per adapter on it, subscriber processes for signal fan-out, and
-//! whole-process timing for cold starts. Everything started here is stopped
-//! here, on success, failure or interruption (Drop).
+//! The bus session of IPC cells: a private bus (or none, peer to peer, or
+//! the machine's system bus) per bus id, one server process per adapter on
+//! it, subscriber processes for signal fan-out. Everything started here is
+//! stopped here, on success, failure or interruption (Drop), and a session
+//! lives exactly as long as the plan stays on its bus ([`CurrentBus`]).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use anyhow::{bail, Context};
 use harness::contract::{Command, Subscribe};
-use harness::ipc::{self, IpcOp, Transport};
-use harness::results::{Measurement, WallTime};
+use harness::ipc::{IpcOp, Transport};
+use harness::results::BusRecord;
+use indicatif::ProgressBar;
 
-use crate::adapter::{self, Running};
+use crate::adapter::Running;
 use crate::matrix::{AdapterEntry, BusEntry};
 use crate::placement::{self, Placement};
 
@@ -33,16 +35,16 @@ pub const SYSTEM_BUS: &str = "system";
 
 /// The system bus of this machine: `$DBUS_SYSTEM_BUS_ADDRESS` (a `unix:path=`
 /// address) or the standard socket.
-fn system_bus() -> Result<(String, PathBuf), String> {
+fn system_bus() -> anyhow::Result<(String, PathBuf)> {
     let address =
         std::env::var("DBUS_SYSTEM_BUS_ADDRESS").unwrap_or_else(|_| "unix:path=/run/dbus/system_bus_socket".into());
     let socket = address
         .split(',')
         .find_map(|part| part.strip_prefix("unix:path="))
         .map(PathBuf::from)
-        .ok_or_else(|| format!("the system bus address {address:?} is not a unix:path= address"))?;
+        .with_context(|| format!("the system bus address {address:?} is not a unix:path= address"))?;
     if !socket.exists() {
-        return Err(format!("there is no system bus socket at {}", socket.display()));
+        bail!("there is no system bus socket at {}", socket.display());
     }
     Ok((address, socket))
 }
@@ -82,7 +84,7 @@ impl BusSession {
         adapters: &[&AdapterEntry],
         scratch: &Path,
         placement: Placement,
-    ) -> Result<BusSession, String> {
+    ) -> anyhow::Result<BusSession> {
         let (medium, description) = if entry.id == "p2p" {
             (Medium::P2p, "peer to peer: no bus".to_string())
         } else if entry.id == SYSTEM_BUS {
@@ -90,22 +92,22 @@ impl BusSession {
             let description = format!("the existing system bus at {address}");
             (Medium::Existing { address, socket }, description)
         } else {
-            let kind: bus::BusKind = entry.id.parse().map_err(|e| format!("{e}"))?;
+            let kind: bus::BusKind = entry.id.parse()?;
             let opts = bus::BusOptions {
                 services: adapters.iter().map(|a| service_name(&a.id)).collect(),
                 ..bus::BusOptions::default()
             };
-            let running = bus::start(kind, &opts).map_err(|e| format!("{e:#}"))?;
+            let running = bus::start(kind, &opts)?;
             if let Some(cpu) = placement.bus {
                 for pid in running.pids() {
-                    placement::pin_process(pid, cpu).map_err(|e| format!("{e:#}"))?;
+                    placement::pin_process(pid, cpu)?;
                 }
             }
             let description = running.version().to_string();
             (Medium::Bus(running), description)
         };
         let scratch = scratch.join(format!("bus-{}", entry.id));
-        std::fs::create_dir_all(&scratch).map_err(|e| e.to_string())?;
+        std::fs::create_dir_all(&scratch)?;
         Ok(BusSession {
             id: entry.id.clone(),
             medium,
@@ -223,42 +225,42 @@ impl BusSession {
     }
 }
 
-/// `property/cold-start`: times `samples` whole `cold-start` processes from
-/// outside, checking each one printed the property.
-pub fn cold_start(
-    bin: &Path,
-    transport: &Transport,
-    samples: usize,
-    scratch: &Path,
-    interrupted: &AtomicBool,
-) -> Result<Measurement, String> {
-    let expected: String = ipc::items().iter().map(|(a, b)| format!("{a}\t{b}\n")).collect();
-    let mut times = Vec::with_capacity(samples);
-    let command = Command::ColdStart {
-        transport: transport.clone(),
-    };
-    for _ in 0..samples {
-        let start = Instant::now();
-        let out = adapter::run(bin, &command, None, scratch, Duration::from_secs(30), interrupted, None)
-            .map_err(|e| format!("{e:#}"))?;
-        let ns = start.elapsed().as_nanos() as f64;
-        if !out.success() {
-            return Err(format!("cold-start failed: {}", out.describe()));
+/// The session of the bus the plan is on; replaced (stopping the old one
+/// first) when the plan moves to the next bus. A bus that cannot start is
+/// remembered as the reason its cells fail.
+#[derive(Default)]
+pub struct CurrentBus(Option<(String, Result<BusSession, String>)>);
+
+impl CurrentBus {
+    /// The session for a cell on `bus`, started (and recorded in `records`) on its first cell.
+    pub fn session(
+        &mut self,
+        bus: &BusEntry,
+        adapters: &[&AdapterEntry],
+        scratch: &Path,
+        placement: Placement,
+        records: &mut Vec<BusRecord>,
+        bar: &ProgressBar,
+    ) -> Result<&mut BusSession, String> {
+        if self.0.as_ref().map(|(id, _)| id) != Some(&bus.id) {
+            self.0 = None; // stop the previous bus before starting the next
+            bar.set_message(format!("starting bus {}", bus.id));
+            // From here on, why a bus could not start is its cells' reason.
+            let started = BusSession::start(bus, adapters, scratch, placement).map_err(|e| format!("{e:#}"));
+            let description = match &started {
+                Ok(s) => s.description.clone(),
+                Err(e) => format!("could not start: {e}"),
+            };
+            records.retain(|b| b.id != bus.id);
+            records.push(BusRecord {
+                id: bus.id.clone(),
+                description,
+            });
+            self.0 = Some((bus.id.clone(), started));
         }
-        if String::from_utf8_lossy(&out.stdout) != expected {
-            return Err("cold-start printed something other than the Items property".into());
-        }
-        times.push(ns);
+        let (_, session) = self.0.as_mut().expect("set above");
+        session.as_mut().map_err(|e| e.clone())
     }
-    Ok(Measurement {
-        wall: WallTime::from_samples(&times),
-        throughput_bytes: 0,
-        alloc: None,
-        instructions_per_op: None,
-        verification_notes: vec!["timed from outside: process start to exit, including exec".into()],
-        floor_ratio: None,
-        costs: None,
-    })
 }
 
 #[cfg(test)]

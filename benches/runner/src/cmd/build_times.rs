@@ -1,0 +1,54 @@
+//! `dbus-matrix build-times`: each adapter's release build time, optionally recorded into a results file.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::Ordering;
+
+use anyhow::Result;
+
+use super::{Context, OutputFormat, EXIT_INTERRUPTED};
+use crate::{build_times, store};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Only these adapters (comma-separated ids from matrix.toml).
+    #[arg(long, value_delimiter = ',')]
+    adapters: Vec<String>,
+    /// Cargo's -j (default: the number of CPUs).
+    #[arg(long)]
+    jobs: Option<u32>,
+    #[arg(long, value_enum, default_value = "markdown")]
+    format: OutputFormat,
+    /// Also record the figures in this results file's adapters (`build`).
+    #[arg(long)]
+    into: Option<PathBuf>,
+    /// No progress bar.
+    #[arg(long)]
+    quiet: bool,
+}
+
+pub fn exec(args: Args, ctx: &Context) -> Result<ExitCode> {
+    if let Some(f) = &args.into {
+        store::load(f)?; // a bad file is reported before anything is built
+    }
+    let m = ctx.load_matrix()?;
+    let opts = build_times::Options {
+        matrix: &m,
+        adapters: args.adapters,
+        jobs: args.jobs,
+        progress: !args.quiet,
+    };
+    let report = match build_times::measure(opts, ctx.interrupted()) {
+        Ok(r) => r,
+        Err(e) if ctx.interrupted.load(Ordering::SeqCst) => {
+            eprintln!("error: {e:#}");
+            return Ok(ExitCode::from(EXIT_INTERRUPTED));
+        }
+        Err(e) => return Err(e),
+    };
+    args.format.print(&report, build_times::markdown)?;
+    if let Some(f) = &args.into {
+        build_times::record_into(f, &report)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,40 @@
+//! `dbus-matrix compare`: two results files cell by cell; exit 1 on a regression.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Result;
+
+use super::{check_significance, exit_code, CellFilter, OutputFormat, EXIT_REGRESSED};
+use crate::{compare, store};
+
+#[derive(clap::Args)]
+pub struct Args {
+    old: PathBuf,
+    new: PathBuf,
+    /// Relative change of the median that counts (0.05 = 5%); smaller significant changes are "unchanged".
+    #[arg(long, default_value_t = 0.05)]
+    threshold: f64,
+    /// Significance level of the Mann-Whitney U test on per-sample times.
+    #[arg(long, default_value_t = 0.05)]
+    alpha: f64,
+    #[arg(long, value_enum, default_value = "markdown")]
+    format: OutputFormat,
+    #[command(flatten)]
+    filter: CellFilter,
+}
+
+pub fn exec(args: Args) -> Result<ExitCode> {
+    check_significance(args.threshold, args.alpha)?;
+    let (old, new) = (store::load(&args.old)?, store::load(&args.new)?);
+    let opts = compare::CompareOptions {
+        threshold: args.threshold,
+        alpha: args.alpha,
+        adapters: args.filter.adapters,
+        scenarios: args.filter.scenarios,
+        buses: args.filter.buses,
+    };
+    let c = compare::compare(&old, &new, &opts)?;
+    args.format.print(&c, compare::markdown)?;
+    Ok(exit_code(c.regressions() == 0, EXIT_REGRESSED))
+}

@@ -1,0 +1,137 @@
+//! The subcommands: one file each, holding its arguments (clap) and its entry
+//! function `exec(args, &Context) -> Result<ExitCode>`. `main` parses, hands
+//! the command to [`Cmd::exec`] and turns an error into exit status 2.
+
+mod build_times;
+mod compare;
+mod history;
+mod list;
+mod report;
+mod run;
+mod verify;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use anyhow::Result;
+use clap::Subcommand;
+
+use crate::matrix::Matrix;
+use crate::{adapters, matrix};
+
+/// A cell failed (run) or verification failed.
+pub const EXIT_CELL_FAILED: u8 = 1;
+/// `compare` found a significant regression.
+pub const EXIT_REGRESSED: u8 = 1;
+/// Usage, matrix.toml, a results file, a missing binary, ...
+pub const EXIT_BAD_INPUT: u8 = 2;
+/// SIGINT or SIGTERM; the results file keeps the finished cells.
+pub const EXIT_INTERRUPTED: u8 = 130;
+
+#[derive(Subcommand)]
+pub enum Cmd {
+    /// Run the matrix and write a results file.
+    Run(run::Args),
+    /// Print a results file as a table, or in another tool's format (bmf, critcmp).
+    Report(report::Args),
+    /// Compare two results files cell by cell: NEW/OLD with a significance verdict.
+    /// Exits 1 when a cell regressed significantly beyond --threshold or broke.
+    Compare(compare::Args),
+    /// The medians of many runs over time, per cell, with steps marked (▲ slower, ▼ faster).
+    History(history::Args),
+    /// Check that every adapter does the same work (bytes and values), untimed.
+    Verify(verify::Args),
+    /// List adapters (with exact versions and support) and scenarios.
+    List,
+    /// Build time of each adapter: a release build of it where only the shared
+    /// harness is already built (needs a checkout and cargo).
+    BuildTimes(build_times::Args),
+}
+
+impl Cmd {
+    pub fn exec(self, ctx: &Context) -> Result<ExitCode> {
+        match self {
+            Cmd::Run(args) => run::exec(args, ctx),
+            Cmd::Report(args) => report::exec(args),
+            Cmd::Compare(args) => compare::exec(args),
+            Cmd::History(args) => history::exec(args),
+            Cmd::Verify(args) => verify::exec(args, ctx),
+            Cmd::List => list::exec(ctx),
+            Cmd::BuildTimes(args) => build_times::exec(args, ctx),
+        }
+    }
+}
+
+/// What every command may need: the global options and the interrupt flag.
+pub struct Context {
+    /// `--matrix`, if given.
+    pub matrix: Option<PathBuf>,
+    /// `--bin-dir`, if given.
+    pub bin_dir: Option<PathBuf>,
+    /// Set by SIGINT/SIGTERM.
+    pub interrupted: Arc<AtomicBool>,
+}
+
+impl Context {
+    pub fn load_matrix(&self) -> Result<Matrix> {
+        Matrix::load(&matrix::locate(self.matrix.as_deref())?)
+    }
+
+    pub fn bin_dir(&self) -> Result<PathBuf> {
+        adapters::bin_dir(self.bin_dir.as_deref())
+    }
+
+    pub fn interrupted(&self) -> &AtomicBool {
+        &self.interrupted
+    }
+}
+
+/// Which cells `compare` and `history` look at.
+#[derive(clap::Args)]
+pub struct CellFilter {
+    /// Only these adapters (comma-separated ids).
+    #[arg(long, value_delimiter = ',')]
+    pub adapters: Vec<String>,
+    /// Only these scenarios (comma-separated ids).
+    #[arg(long, value_delimiter = ',')]
+    pub scenarios: Vec<String>,
+    /// Only IPC cells on these buses (comma-separated ids).
+    #[arg(long, value_delimiter = ',')]
+    pub buses: Vec<String>,
+}
+
+/// The output of `compare`, `history` and `build-times`.
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub enum OutputFormat {
+    Markdown,
+    Json,
+}
+
+impl OutputFormat {
+    /// Prints `markdown` (already ending in a newline) or `value` as pretty JSON.
+    pub fn print<T: serde::Serialize>(self, value: &T, markdown: impl FnOnce(&T) -> String) -> Result<()> {
+        match self {
+            OutputFormat::Markdown => print!("{}", markdown(value)),
+            OutputFormat::Json => println!("{}", serde_json::to_string_pretty(value)?),
+        }
+        Ok(())
+    }
+}
+
+/// `--threshold` and `--alpha` of `compare` and `history`.
+pub fn check_significance(threshold: f64, alpha: f64) -> Result<()> {
+    anyhow::ensure!(threshold >= 0.0, "--threshold must not be negative");
+    anyhow::ensure!(alpha > 0.0 && alpha < 1.0, "--alpha must be between 0 and 1");
+    Ok(())
+}
+
+/// `ExitCode::SUCCESS` when `ok`, else `failure`.
+pub fn exit_code(ok: bool, failure: u8) -> ExitCode {
+    if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(failure)
+    }
+}

@@ -1,0 +1,47 @@
+//! `dbus-matrix verify`: every adapter's codec work checked against the reference, untimed.
+
+use std::process::ExitCode;
+
+use anyhow::Result;
+
+use super::{exit_code, Context, EXIT_CELL_FAILED};
+use crate::scratch::Scratch;
+use crate::{adapters, verify};
+
+#[derive(clap::Args)]
+pub struct Args {
+    #[arg(long, value_delimiter = ',')]
+    adapters: Vec<String>,
+    #[arg(long, value_delimiter = ',')]
+    scenarios: Vec<String>,
+}
+
+pub fn exec(args: Args, ctx: &Context) -> Result<ExitCode> {
+    let m = ctx.load_matrix()?;
+    let bin_dir = ctx.bin_dir()?;
+    let scratch = Scratch::new("verify")?;
+    let mut failures = 0;
+    for a in m.select_adapters(&args.adapters)? {
+        let bin = adapters::binary(&bin_dir, a)?;
+        // IPC scenarios need a live service; each IPC cell verifies itself before timing.
+        let codec_scenarios = m
+            .select_scenarios(&args.scenarios)?
+            .into_iter()
+            .filter(|s| harness::scenario::find(&s.id).is_some_and(|s| s.ipc_op().is_none()));
+        for s in codec_scenarios {
+            let c = verify::check(&a.id, &bin, &s.id, scratch.path(), ctx.interrupted());
+            let line = match &c.verdict {
+                verify::Verdict::Passed(notes) if notes.is_empty() => "ok".to_string(),
+                verify::Verdict::Passed(notes) => format!("ok ({})", notes.join("; ")),
+                verify::Verdict::Unsupported(r) => format!("unsupported: {r}"),
+                verify::Verdict::Failed(r) => {
+                    failures += 1;
+                    format!("FAILED: {r}")
+                }
+            };
+            println!("{:<24} {:<22} {line}", c.adapter, c.scenario);
+        }
+    }
+    println!("verify: {failures} failed");
+    Ok(exit_code(failures == 0, EXIT_CELL_FAILED))
+}

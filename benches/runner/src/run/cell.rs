@@ -1,0 +1,285 @@
+//! One cell, start to end: for IPC, its server and subscribers on the bus
+//! session; the adapter's `bench`; its measurement; then what is counted
+//! after timing (IPC costs, or codec instructions with `--instructions`).
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+use harness::contract::{self, CriterionSettings};
+use harness::ipc::{IpcOp, Transport};
+use harness::results::{Cell, CellStatus, Measurement};
+
+use super::bus_session::BusSession;
+use super::cold_start;
+use super::plan::Planned;
+use super::roster::RunAdapter;
+use crate::adapter::{self, Running};
+use crate::matrix::Profile;
+use crate::{costs, instructions};
+
+/// What every cell of a run shares.
+pub struct CellContext<'a> {
+    pub profile: &'a Profile,
+    /// A cell's adapter process is killed after this long.
+    pub timeout: Duration,
+    pub scratch: &'a Path,
+    pub interrupted: &'a AtomicBool,
+    /// `--pin client=N`.
+    pub client_cpu: Option<usize>,
+    /// `--instructions`: also count codec cells under callgrind.
+    pub instructions: bool,
+}
+
+/// An IPC cell's bus session, or why there is none.
+pub type Session<'s> = Result<&'s mut BusSession, String>;
+
+/// How a cell ended, before it becomes a results `Cell`.
+enum Outcome {
+    Measured(Box<Measurement>),
+    Unsupported(String),
+    Failed(String),
+}
+
+/// Runs one cell. `session` is `Some` for cells on a bus (or p2p). `Err`
+/// only for what ends the run (the scratch directory failing).
+pub fn run(ctx: &CellContext, cell: &Planned, adapter: &RunAdapter, session: Option<Session>) -> Result<Cell> {
+    let started = Instant::now();
+    let outcome = match listed_outcome(cell, adapter, session.as_ref()) {
+        Some(decided) => return Ok(to_cell(cell, decided, Duration::ZERO)),
+        None => measure(ctx, cell, &adapter.bin, session)?,
+    };
+    let outcome = match outcome {
+        Outcome::Measured(m) if ctx.instructions => count_instructions(ctx, cell, &adapter.bin, m),
+        other => other,
+    };
+    Ok(to_cell(cell, outcome, started.elapsed()))
+}
+
+/// The outcome an adapter's listing decides without running anything: it
+/// could not be asked, or it says the scenario is unsupported (here).
+fn listed_outcome(cell: &Planned, adapter: &RunAdapter, session: Option<&Session>) -> Option<Outcome> {
+    let d = match &adapter.described {
+        Ok(d) => d,
+        Err(e) => return Some(Outcome::Failed(e.clone())),
+    };
+    let p2p = matches!(session, Some(Ok(s)) if s.is_p2p());
+    let unsupported = if p2p { &d.unsupported_p2p } else { &d.unsupported };
+    unsupported
+        .get(&cell.scenario)
+        .map(|reason| Outcome::Unsupported(reason.clone()))
+}
+
+fn to_cell(cell: &Planned, outcome: Outcome, elapsed: Duration) -> Cell {
+    let (status, reason, measurement) = match outcome {
+        Outcome::Measured(m) => (CellStatus::Ok, None, Some(*m)),
+        Outcome::Unsupported(r) => (CellStatus::Unsupported, Some(r), None),
+        Outcome::Failed(r) => (CellStatus::Failed, Some(r), None),
+    };
+    Cell {
+        adapter: cell.adapter.id.clone(),
+        scenario: cell.scenario.clone(),
+        bus: cell.bus.map(|b| b.id.clone()),
+        status,
+        reason,
+        measurement,
+        elapsed_s: elapsed.as_secs_f64(),
+    }
+}
+
+/// The processes an IPC cell's client talks to, alive while the cell runs.
+struct IpcSetup {
+    /// Where the adapter's server is.
+    transport: Transport,
+    /// Signal fan-out: the subscribers and the FIFO they acknowledge through.
+    subscribers: Option<(Running, PathBuf)>,
+}
+
+impl IpcSetup {
+    fn ack_fifo(&self) -> Option<&Path> {
+        self.subscribers.as_ref().map(|(_, fifo)| fifo.as_path())
+    }
+}
+
+/// What an IPC cell's preparation on its session leads to.
+enum Prepared {
+    /// Run the adapter's `bench` while these processes are alive.
+    Bench(IpcSetup),
+    /// Measured by the runner itself (cold starts).
+    Measured(Box<Measurement>),
+}
+
+/// Starts what an IPC cell needs on its session, or measures it right away
+/// (cold starts are timed by the runner, from outside).
+fn prepare_ipc(ctx: &CellContext, cell: &Planned, bin: &Path, session: &mut BusSession) -> Result<Prepared, String> {
+    let op = harness::scenario::find(&cell.scenario)
+        .and_then(|s| s.ipc_op())
+        .expect("bus cells are IPC cells");
+    let transport = session.server(cell.adapter, bin)?;
+    if op == IpcOp::PropertyColdStart {
+        return cold_start::measure(bin, &transport, ctx.profile.sample_size, ctx.scratch, ctx.interrupted)
+            .map(|m| Prepared::Measured(Box::new(m)));
+    }
+    let subscribers = session.subscribers(cell.adapter, bin, op)?;
+    Ok(Prepared::Bench(IpcSetup { transport, subscribers }))
+}
+
+/// The adapter's `bench` (after the IPC setup, if on a bus), then the costs of an IPC cell.
+fn measure(ctx: &CellContext, cell: &Planned, bin: &Path, session: Option<Session>) -> Result<Outcome> {
+    let mut session = match session {
+        None => None,
+        Some(Err(reason)) => return Ok(Outcome::Failed(reason)),
+        Some(Ok(s)) => Some(s),
+    };
+    let ipc = match session.as_deref_mut().map(|s| prepare_ipc(ctx, cell, bin, s)) {
+        None => None,
+        Some(Ok(Prepared::Bench(setup))) => Some(setup),
+        Some(Ok(Prepared::Measured(m))) => return Ok(Outcome::Measured(m)),
+        Some(Err(reason)) => return Ok(Outcome::Failed(reason)),
+    };
+    let result_file = ctx.scratch.join("measurement.json");
+    let _ = std::fs::remove_file(&result_file);
+    let bench = contract::Command::Bench(contract::Bench {
+        scenario: cell.scenario.clone(),
+        result: result_file.clone(),
+        criterion_dir: Some(ctx.scratch.join("criterion")),
+        settings: CriterionSettings {
+            sample_size: ctx.profile.sample_size,
+            warm_up: ctx.profile.warm_up,
+            measurement: ctx.profile.measurement,
+            nresamples: ctx.profile.nresamples,
+        },
+        transport: ipc.as_ref().map(|s| s.transport.clone()),
+        ack_fifo: ipc.as_ref().and_then(IpcSetup::ack_fifo).map(Path::to_path_buf),
+    });
+    let _ = std::fs::remove_dir_all(ctx.scratch.join("criterion"));
+    let out = adapter::run(
+        bin,
+        &bench,
+        None,
+        ctx.scratch,
+        ctx.timeout,
+        ctx.interrupted,
+        ctx.client_cpu,
+    )?;
+    if let Some(reason) = out.unsupported_reason() {
+        return Ok(Outcome::Unsupported(reason));
+    }
+    if !out.success() {
+        // Say what broke when the bus or the server went away under the cell.
+        let cause = session.as_deref_mut().and_then(|s| s.health(cell.adapter).err());
+        return Ok(Outcome::Failed(match cause {
+            Some(cause) => format!("{cause}; the client: {}", out.describe()),
+            None => out.describe(),
+        }));
+    }
+    let mut m = match std::fs::read(&result_file)
+        .map_err(anyhow::Error::from)
+        .and_then(|b| serde_json::from_slice::<Measurement>(&b).map_err(Into::into))
+    {
+        Ok(m) => m,
+        Err(e) => {
+            return Ok(Outcome::Failed(format!(
+                "the adapter exited 0 but its result is unreadable: {e}"
+            )))
+        }
+    };
+    if let (Some(session), Some(ipc)) = (session.as_deref(), &ipc) {
+        let counted = Counted {
+            bin,
+            scenario: &cell.scenario,
+            adapter_id: &cell.adapter.id,
+            ipc,
+            session,
+        };
+        if let Err(why) = add_costs(ctx, &mut m, counted) {
+            return Ok(Outcome::Failed(why)); // interrupted: the cell is missing, not done
+        }
+    }
+    Ok(Outcome::Measured(Box::new(m)))
+}
+
+/// An IPC cell whose costs are to be counted, and the processes it involves.
+struct Counted<'a> {
+    bin: &'a Path,
+    scenario: &'a str,
+    adapter_id: &'a str,
+    ipc: &'a IpcSetup,
+    session: &'a BusSession,
+}
+
+/// Adds the per-operation costs of client, server, subscribers and bus to an
+/// IPC cell. Costs that cannot be counted leave a note, not a failed cell
+/// (the timing stands); `Err` only when the run was interrupted.
+fn add_costs(ctx: &CellContext, m: &mut Measurement, cell: Counted) -> Result<(), String> {
+    let median = m.wall.median_ns.point;
+    if median > costs::MAX_NATIVE_NS {
+        m.verification_notes.push(format!(
+            "costs not counted: {:.1} s per operation (limit {:.0} s)",
+            median / 1e9,
+            costs::MAX_NATIVE_NS / 1e9
+        ));
+        return Ok(());
+    }
+    let mut others = Vec::new();
+    if let Some(pid) = cell.session.server_pid(cell.adapter_id) {
+        others.push(costs::Participant {
+            role: "server",
+            pids: vec![pid],
+        });
+    }
+    if let Some((subscribers, _)) = &cell.ipc.subscribers {
+        others.push(costs::Participant {
+            role: "subscribers",
+            pids: vec![subscribers.pid()],
+        });
+    }
+    let bus = cell.session.bus_pids();
+    if !bus.is_empty() {
+        others.push(costs::Participant { role: "bus", pids: bus });
+    }
+    let budget = Duration::from_secs_f64(ctx.profile.measurement * costs::WINDOW_SHARE);
+    let window = costs::Window {
+        bin: cell.bin,
+        scenario: cell.scenario,
+        transport: Some(&cell.ipc.transport),
+        ack_fifo: cell.ipc.ack_fifo(),
+        iterations: costs::iterations(median, budget),
+        others,
+        bus_socket: cell.session.bus_socket(),
+        client_cpu: ctx.client_cpu,
+        timeout: ctx.timeout,
+    };
+    match costs::count(&window, ctx.interrupted) {
+        Ok(c) => m.costs = Some(c),
+        Err(_) if ctx.interrupted.load(Ordering::SeqCst) => return Err("interrupted".into()),
+        Err(why) => m.verification_notes.push(format!("costs not counted: {why}")),
+    }
+    Ok(())
+}
+
+/// Adds instructions per operation to a measured codec cell (IPC cells
+/// involve other processes, which callgrind does not follow); a failure to
+/// count fails the cell, since the run was asked for instructions.
+fn count_instructions(ctx: &CellContext, cell: &Planned, bin: &Path, mut m: Box<Measurement>) -> Outcome {
+    let is_codec = harness::scenario::find(&cell.scenario).is_some_and(|s| s.ipc_op().is_none());
+    if !is_codec {
+        return Outcome::Measured(m);
+    }
+    if m.wall.median_ns.point > instructions::MAX_NATIVE_NS {
+        m.verification_notes.push(format!(
+            "instructions not counted: {:.0} ms per operation is too slow for callgrind (limit {:.0} ms)",
+            m.wall.median_ns.point / 1e6,
+            instructions::MAX_NATIVE_NS / 1e6
+        ));
+        return Outcome::Measured(m);
+    }
+    match instructions::count(bin, &cell.scenario, ctx.scratch, ctx.timeout, ctx.interrupted) {
+        Ok(n) => {
+            m.instructions_per_op = Some(n);
+            Outcome::Measured(m)
+        }
+        Err(reason) => Outcome::Failed(format!("counting instructions: {reason:#}")),
+    }
+}

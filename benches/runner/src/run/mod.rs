@@ -1,0 +1,168 @@
+//! `dbus-matrix run`: plan the cells ([`plan`]), ask every adapter what it is
+//! ([`roster`]), run the cells one at a time ([`cell`]) with a bus session
+//! per bus ([`bus_session`]), and write the results file after every cell.
+
+mod bus_session;
+mod cell;
+mod cold_start;
+mod plan;
+mod roster;
+
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Result;
+use harness::results::{Cell, CellStatus, ResultsFile};
+
+use bus_session::CurrentBus;
+use cell::CellContext;
+
+use crate::matrix::Matrix;
+use crate::placement::Placement;
+use crate::scratch::Scratch;
+use crate::{adapters, environment, instructions, progress, store};
+
+pub struct RunOptions {
+    pub matrix: Matrix,
+    pub profile: String,
+    pub adapters: Vec<String>,
+    pub scenarios: Vec<String>,
+    pub buses: Vec<String>,
+    /// Use the machine's system bus (and p2p) instead of the matrix's private buses.
+    pub system_bus: bool,
+    pub out_dir: PathBuf,
+    pub bin_dir: PathBuf,
+    pub resume: Option<PathBuf>,
+    /// Per-cell limit; by default derived from the profile.
+    pub cell_timeout: Option<Duration>,
+    pub progress: bool,
+    pub placement: Placement,
+    /// Also count instructions per operation of codec cells under callgrind.
+    pub instructions: bool,
+}
+
+pub struct RunSummary {
+    pub path: PathBuf,
+    pub results: ResultsFile,
+    pub interrupted: bool,
+}
+
+impl RunSummary {
+    pub fn failed(&self) -> Vec<&Cell> {
+        self.results
+            .cells
+            .iter()
+            .filter(|c| c.status == CellStatus::Failed)
+            .collect()
+    }
+}
+
+pub fn run(opts: RunOptions, interrupted: Arc<AtomicBool>) -> Result<RunSummary> {
+    let profile = opts.matrix.profile(&opts.profile)?.clone();
+    let adapters = opts.matrix.select_adapters(&opts.adapters)?;
+    let scenarios = opts.matrix.select_scenarios(&opts.scenarios)?;
+    let mut system_buses = Vec::new();
+    let buses = plan::buses(&opts, &mut system_buses)?;
+    let timeout = opts.cell_timeout.unwrap_or_else(|| plan::default_timeout(&profile));
+    let binaries: Vec<PathBuf> = adapters
+        .iter()
+        .map(|a| adapters::binary(&opts.bin_dir, a))
+        .collect::<Result<_>>()?;
+    let valgrind = if opts.instructions {
+        Some(instructions::check_valgrind()?)
+    } else {
+        None
+    };
+    let scratch = Scratch::new("run")?;
+
+    let (path, mut results) = plan::results_file(&opts)?;
+    if valgrind.is_some() {
+        // Also when resuming: the counted cells say which valgrind counted them.
+        results.environment.valgrind = valgrind;
+    }
+    let roster = roster::describe_all(&adapters, binaries, scratch.path(), &interrupted, &mut results)?;
+    let done: HashSet<_> = results.cells.iter().map(|c| c.key()).collect();
+    let plan = plan::plan(&adapters, &scenarios, &buses, &done);
+
+    let bar = progress::bar(plan.len() as u64, opts.progress);
+    store::write_atomic(&path, &results)?;
+    let ctx = CellContext {
+        profile: &profile,
+        timeout,
+        scratch: scratch.path(),
+        interrupted: &interrupted,
+        client_cpu: opts.placement.client,
+        instructions: opts.instructions,
+    };
+    let mut bus = CurrentBus::default();
+    let mut was_interrupted = false;
+    for planned in plan {
+        if interrupted.load(Ordering::SeqCst) {
+            was_interrupted = true;
+            break;
+        }
+        let session = planned
+            .bus
+            .map(|b| bus.session(b, &adapters, scratch.path(), opts.placement, &mut results.buses, &bar));
+        let on = planned.bus.map(|b| format!(" on {}", b.id)).unwrap_or_default();
+        bar.set_message(format!("{} {}{on}", planned.adapter.id, planned.scenario));
+        let c = cell::run(&ctx, &planned, &roster[&planned.adapter.id], session)?;
+        if c.status == CellStatus::Failed {
+            if interrupted.load(Ordering::SeqCst) {
+                // An interrupted cell is missing, not failed: --resume runs it again.
+                was_interrupted = true;
+                break;
+            }
+            bar.println(format!(
+                "failed: {} {}: {}",
+                c.adapter,
+                c.scenario,
+                c.reason.as_deref().unwrap_or("")
+            ));
+        }
+        results.cells.push(c);
+        store::write_atomic(&path, &results)?;
+        bar.inc(1);
+    }
+    drop(bus); // stops the last bus and its servers
+    bar.finish_and_clear();
+    set_floor_ratios(&mut results);
+    results.run.complete = !was_interrupted;
+    results.run.finished_at = Some(environment::now_rfc3339());
+    store::write_atomic(&path, &results)?;
+    Ok(RunSummary {
+        path,
+        results,
+        interrupted: was_interrupted,
+    })
+}
+
+/// Every IPC cell's ratio to the raw-socket floor of its size, from this run.
+fn set_floor_ratios(results: &mut ResultsFile) {
+    let baselines: HashSet<&str> = results
+        .adapters
+        .iter()
+        .filter(|a| a.baseline)
+        .map(|a| a.id.as_str())
+        .collect();
+    let floors: HashMap<String, f64> = results
+        .cells
+        .iter()
+        .filter(|c| c.bus.is_none() && baselines.contains(c.adapter.as_str()))
+        .filter_map(|c| Some((c.scenario.clone(), c.median_ns()?)))
+        .collect();
+    for c in &mut results.cells {
+        let floor = harness::scenario::find(&c.scenario)
+            .and_then(|s| s.ipc_op())
+            .and_then(harness::scenario::floor_of)
+            .and_then(|f| floors.get(&f).copied());
+        if let (Some(m), Some(f)) = (c.measurement.as_mut(), floor) {
+            if c.bus.is_some() && f > 0.0 {
+                m.floor_ratio = Some(m.wall.median_ns.point / f);
+            }
+        }
+    }
+}

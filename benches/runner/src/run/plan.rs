@@ -1,0 +1,138 @@
+//! Which cells a run has: the matrix's selection, minus the cells a resumed
+//! results file already holds, in the order they run.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use harness::ipc::IpcOp;
+use harness::results::{ResultsFile, RunInfo, FORMAT_NAME, SCHEMA_VERSION};
+
+use super::bus_session::SYSTEM_BUS;
+use super::RunOptions;
+use crate::matrix::{AdapterEntry, BusEntry, Profile, ScenarioEntry};
+use crate::{environment, store};
+
+/// One cell to run.
+pub struct Planned<'a> {
+    pub adapter: &'a AdapterEntry,
+    pub scenario: String,
+    /// `None` for marshal/demarshal and the raw-socket floor.
+    pub bus: Option<&'a BusEntry>,
+}
+
+/// Which cells exist: codec scenarios for every adapter; the raw-socket floor
+/// for baseline adapters only; other IPC scenarios for every library adapter
+/// on every bus. Order: scenario-major, rotating the adapter order each
+/// scenario so no adapter always runs first (or right after a heavy one).
+pub fn plan<'a>(
+    adapters: &[&'a AdapterEntry],
+    scenarios: &[&'a ScenarioEntry],
+    buses: &[&'a BusEntry],
+    done: &HashSet<(String, String, Option<String>)>,
+) -> Vec<Planned<'a>> {
+    let mut plan = Vec::new();
+    let groups = std::iter::once(None).chain(buses.iter().map(|b| Some(*b)));
+    for bus in groups {
+        for (i, s) in scenarios.iter().enumerate() {
+            let op = harness::scenario::find(&s.id).and_then(|sc| sc.ipc_op());
+            let is_floor = matches!(op, Some(IpcOp::RawSocket(_)));
+            let on_bus = op.is_some() && !is_floor;
+            if on_bus != bus.is_some() {
+                continue;
+            }
+            for k in 0..adapters.len() {
+                let a = adapters[(i + k) % adapters.len()];
+                let wanted = match op {
+                    None => true,
+                    Some(_) if is_floor => a.baseline,
+                    Some(_) => !a.baseline,
+                };
+                let key = (a.id.clone(), s.id.clone(), bus.map(|b| b.id.clone()));
+                if wanted && !done.contains(&key) {
+                    plan.push(Planned {
+                        adapter: a,
+                        scenario: s.id.clone(),
+                        bus,
+                    });
+                }
+            }
+        }
+    }
+    plan
+}
+
+/// The buses IPC cells run on: the matrix's selection, or with `--system-bus`
+/// the machine's system bus and p2p (entries owned by `storage`).
+pub fn buses<'a>(opts: &'a RunOptions, storage: &'a mut Vec<BusEntry>) -> Result<Vec<&'a BusEntry>> {
+    if !opts.system_bus {
+        return opts.matrix.select_buses(&opts.buses);
+    }
+    *storage = [SYSTEM_BUS, "p2p"]
+        .map(|id| BusEntry {
+            id: id.into(),
+            debian: None,
+            cargo: None,
+            nix: None,
+            nixos_implementation: None,
+        })
+        .into();
+    Ok(storage.iter().collect())
+}
+
+/// Criterion needs warm-up + measurement, plus analysis and the process start.
+pub fn default_timeout(p: &Profile) -> Duration {
+    // The base covers verification plus the slow-operation path (a few
+    // operations that may take seconds each, e.g. a quadratic decoder).
+    Duration::from_secs_f64(300.0 + 4.0 * (p.warm_up + p.measurement))
+}
+
+/// The results file to fill: the one being resumed, or a new one in the
+/// output directory, named for the run's start and profile.
+pub fn results_file(opts: &RunOptions) -> Result<(PathBuf, ResultsFile)> {
+    if let Some(p) = &opts.resume {
+        let r = store::load(p)?;
+        if r.run.profile != opts.profile {
+            bail!(
+                "{} was run with profile {:?}; resume it with --profile {}",
+                p.display(),
+                r.run.profile,
+                r.run.profile
+            );
+        }
+        return Ok((p.clone(), r));
+    }
+    std::fs::create_dir_all(&opts.out_dir)
+        .with_context(|| format!("cannot create the output directory {}", opts.out_dir.display()))?;
+    check_writable(&opts.out_dir)?;
+    let started = environment::now_rfc3339();
+    let name = format!("{}-{}.json", started.replace(':', ""), opts.profile);
+    let repo = opts.matrix.path.parent().unwrap_or(Path::new("."));
+    let results = ResultsFile {
+        format: FORMAT_NAME.into(),
+        schema_version: SCHEMA_VERSION,
+        run: RunInfo {
+            started_at: started,
+            finished_at: None,
+            profile: opts.profile.clone(),
+            revision: environment::revision(repo),
+            tool_version: env!("CARGO_PKG_VERSION").into(),
+            command: std::env::args().collect(),
+            placement: Some(opts.placement.describe()),
+            complete: false,
+        },
+        environment: environment::detect(),
+        adapters: Vec::new(),
+        buses: Vec::new(),
+        cells: Vec::new(),
+    };
+    Ok((opts.out_dir.join(name), results))
+}
+
+fn check_writable(dir: &Path) -> Result<()> {
+    let probe = dir.join(format!(".dbus-matrix-write-test-{}", std::process::id()));
+    std::fs::write(&probe, b"").with_context(|| format!("the output directory {} is not writable", dir.display()))?;
+    let _ = std::fs::remove_file(probe);
+    Ok(())
+}

@@ -1,0 +1,69 @@
+//! The adapters of a run: each asked what it is before any cell runs, checked
+//! against matrix.toml and recorded in the results file.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+
+use anyhow::{bail, Result};
+use harness::results::{AdapterRecord, ResultsFile};
+
+use crate::adapters::{self, Described};
+use crate::binsize;
+use crate::matrix::AdapterEntry;
+
+/// One adapter of the run.
+pub struct RunAdapter {
+    pub bin: PathBuf,
+    /// What it said about itself; an adapter that could not answer fails all its cells with this reason.
+    pub described: Result<Described, String>,
+}
+
+/// Asks every adapter what it is. An adapter that names another id or
+/// library than matrix.toml is bad input; one that cannot answer is recorded
+/// (version "unknown") and its cells fail.
+pub fn describe_all(
+    adapters: &[&AdapterEntry],
+    binaries: Vec<PathBuf>,
+    scratch: &std::path::Path,
+    interrupted: &AtomicBool,
+    results: &mut ResultsFile,
+) -> Result<HashMap<String, RunAdapter>> {
+    let mut roster = HashMap::new();
+    for (a, bin) in adapters.iter().zip(binaries) {
+        let d = adapters::describe(&bin, scratch, interrupted).map_err(|e| format!("{e:#}"));
+        if let Ok(d) = &d {
+            if d.listing.id != a.id {
+                bail!(
+                    "{} says it is adapter {:?}, but matrix.toml expects {:?}",
+                    bin.display(),
+                    d.listing.id,
+                    a.id
+                );
+            }
+            if d.listing.library != a.library {
+                bail!(
+                    "adapter {} measures {:?}, but matrix.toml says {:?}",
+                    a.id,
+                    d.listing.library,
+                    a.library
+                );
+            }
+        }
+        // Every cell's adapter is recorded, even one that could not say its version.
+        if !results.adapters.iter().any(|r| r.id == a.id) {
+            results.adapters.push(AdapterRecord {
+                id: a.id.clone(),
+                library: a.library.clone(),
+                version: d
+                    .as_ref()
+                    .map_or_else(|_| "unknown".into(), |d| d.listing.version.clone()),
+                baseline: a.baseline,
+                loaded_bytes: binsize::loaded_bytes(&bin).ok(),
+                build: None,
+            });
+        }
+        roster.insert(a.id.clone(), RunAdapter { bin, described: d });
+    }
+    Ok(roster)
+}
