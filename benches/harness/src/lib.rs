@@ -7,7 +7,7 @@
 //! - [`adapter`]: the [`adapter::Codec`] trait adapters implement;
 //! - [`ipc`]: the benchmark service and the [`ipc::Ipc`] trait for IPC scenarios;
 //! - [`cli`]: the adapter command line and criterion timing;
-//! - [`results`]: the results schema;
+//! - [`results`]: the results schema; [`stats`]: medians of samples;
 //! - [`digest`], [`alloc`]: field digests and the counting allocator.
 
 pub mod adapter;
@@ -18,6 +18,7 @@ pub mod ipc;
 pub mod payload;
 pub mod results;
 pub mod scenario;
+pub mod stats;
 pub mod verify;
 pub mod wire;
 

@@ -42,11 +42,7 @@ impl WallTime {
         let mut s = samples.to_vec();
         s.sort_by(f64::total_cmp);
         let n = s.len();
-        let median = if n % 2 == 1 {
-            s[n / 2]
-        } else {
-            (s[n / 2 - 1] + s[n / 2]) / 2.0
-        };
+        let median = crate::stats::median_of_sorted(&s);
         let half = 0.98 * (n as f64).sqrt();
         let lo = ((n as f64 / 2.0 - half).floor().max(0.0) as usize).min(n - 1);
         let hi = ((n as f64 / 2.0 + half).ceil() as usize).min(n - 1);

@@ -8,7 +8,7 @@
 //!   (above `1 + threshold` or below `1 / (1 + threshold)`);
 //! - the change from the previous ok point of the series is significant: the
 //!   two-sided Mann-Whitney U test on the per-sample times at `alpha`
-//!   (compare's helper), or, when either run has no per-sample times, the 95%
+//!   (`stats`, as in compare), or, when either run has no per-sample times, the 95%
 //!   intervals of the two medians do not overlap.
 //!
 //! Cells that are not ok (or absent from a run) show their status and are
@@ -21,8 +21,8 @@ use std::path::PathBuf;
 use harness::results::{Cell, CellStatus, ResultsFile, WallTime};
 use serde::Serialize;
 
-use crate::compare::mann_whitney_p;
 use crate::export::table::duration;
+use crate::stats::{self, median, Direction};
 
 #[derive(Clone, Debug)]
 pub struct HistoryOptions {
@@ -208,9 +208,9 @@ fn series(key: &Key, runs: &[&(PathBuf, ResultsFile)], cells: &[Option<&Cell>], 
             let m = wall.median_ns.point;
             point.median_ns = Some(m);
             if let Some(prev) = previous {
-                let (significant, p) = significant(prev, wall, opts.alpha);
-                point.p_value = p;
-                point.step = beyond(m, median(&level), opts.threshold).filter(|_| significant);
+                let change = stats::wall_significance(prev, wall, opts.alpha);
+                point.p_value = change.p_value;
+                point.step = beyond(m, median(&level), opts.threshold).filter(|_| change.significant);
                 if point.step.is_some() {
                     level.clear();
                 }
@@ -233,37 +233,10 @@ fn beyond(value: f64, reference: f64, threshold: f64) -> Option<Step> {
     if reference.is_nan() || reference <= 0.0 {
         return None;
     }
-    let ratio = value / reference;
-    if ratio > 1.0 + threshold {
-        Some(Step::Up)
-    } else if ratio < 1.0 / (1.0 + threshold) {
-        Some(Step::Down)
-    } else {
-        None
-    }
-}
-
-/// Mann-Whitney on the per-sample times when both runs have at least 3,
-/// else disjoint 95% intervals of the medians (as in compare).
-fn significant(old: &WallTime, new: &WallTime, alpha: f64) -> (bool, Option<f64>) {
-    if old.sample_ns.len() >= 3 && new.sample_ns.len() >= 3 {
-        let p = mann_whitney_p(&old.sample_ns, &new.sample_ns);
-        (p < alpha, Some(p))
-    } else {
-        let disjoint = new.median_ns.lower > old.median_ns.upper || new.median_ns.upper < old.median_ns.lower;
-        (disjoint, None)
-    }
-}
-
-fn median(values: &[f64]) -> f64 {
-    let mut v = values.to_vec();
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    match n {
-        0 => f64::NAN,
-        _ if n % 2 == 1 => v[n / 2],
-        _ => (v[n / 2 - 1] + v[n / 2]) / 2.0,
-    }
+    stats::beyond_threshold(value / reference, threshold).map(|d| match d {
+        Direction::Up => Step::Up,
+        Direction::Down => Step::Down,
+    })
 }
 
 /// The first 7 characters of a git revision, keeping a `-dirty` mark.

@@ -19,6 +19,7 @@ mod ipc_run;
 mod matrix;
 mod placement;
 mod run;
+mod stats;
 mod store;
 mod verify;
 

@@ -36,6 +36,8 @@ use std::collections::BTreeMap;
 use harness::results::{Cell, CellStatus, Measurement, ResultsFile};
 use serde::Serialize;
 
+use crate::stats::median_of_sorted;
+
 /// Criterion's default, and the level of every interval in the results file.
 const CONFIDENCE_LEVEL: f64 = 0.95;
 /// The two-sided 95% quantile of the normal distribution.
@@ -137,15 +139,6 @@ fn filename_safe(s: &str) -> String {
     s
 }
 
-fn median(sorted: &[f64]) -> f64 {
-    let n = sorted.len();
-    if n % 2 == 1 {
-        sorted[n / 2]
-    } else {
-        (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0
-    }
-}
-
 /// Criterion's median absolute deviation (scaled by 1.4826) of the
 /// per-sample times; without samples, the standard deviation (which the
 /// scaled MAD estimates for normal data).
@@ -155,10 +148,10 @@ fn median_abs_dev(m: &Measurement) -> f64 {
         return m.wall.std_dev_ns;
     }
     s.sort_by(f64::total_cmp);
-    let mid = median(&s);
+    let mid = median_of_sorted(&s);
     let mut dev: Vec<f64> = s.iter().map(|x| (x - mid).abs()).collect();
     dev.sort_by(f64::total_cmp);
-    median(&dev) * MAD_SCALE
+    median_of_sorted(&dev) * MAD_SCALE
 }
 
 fn benchmark(baseline: &str, c: &Cell, m: &Measurement) -> Benchmark {
