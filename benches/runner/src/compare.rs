@@ -11,9 +11,10 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use harness::results::{Cell, CellStatus, ResultsFile, WallTime};
+use harness::results::{Cell, CellKey, CellStatus, Outcome, ResultsFile, WallTime};
 use serde::Serialize;
 
+use crate::export::table;
 use crate::stats::{self, Direction, Significance};
 
 #[derive(Clone, Debug)]
@@ -100,29 +101,21 @@ impl Comparison {
     }
 }
 
-type Key = (String, String, Option<String>);
-
 pub fn compare(old: &ResultsFile, new: &ResultsFile, opts: &CompareOptions) -> anyhow::Result<Comparison> {
     let wanted = |c: &Cell| {
         (opts.adapters.is_empty() || opts.adapters.contains(&c.adapter))
             && (opts.scenarios.is_empty() || opts.scenarios.contains(&c.scenario))
             && (opts.buses.is_empty() || c.bus.as_ref().is_some_and(|b| opts.buses.contains(b)))
     };
-    let index = |r: &ResultsFile| -> BTreeMap<Key, Cell> {
-        r.cells
-            .iter()
-            .filter(|c| wanted(c))
-            .map(|c| (c.key(), c.clone()))
-            .collect()
-    };
+    let index = |r| index_cells(r, &wanted);
     check_filters(old, new, opts)?;
     let (old_cells, new_cells) = (index(old), index(new));
-    let mut keys: Vec<&Key> = old_cells.keys().chain(new_cells.keys()).collect();
+    let mut keys: Vec<&CellKey> = old_cells.keys().chain(new_cells.keys()).collect();
     keys.sort();
     keys.dedup();
     let cells = keys
         .into_iter()
-        .map(|k| compare_cell(k, old_cells.get(k), new_cells.get(k), opts))
+        .map(|k| compare_cell(k, old_cells.get(k).copied(), new_cells.get(k).copied(), opts))
         .collect();
     Ok(Comparison {
         old_revision: old.run.revision.clone(),
@@ -132,6 +125,10 @@ pub fn compare(old: &ResultsFile, new: &ResultsFile, opts: &CompareOptions) -> a
         differences: differences(old, new),
         cells,
     })
+}
+
+fn index_cells<'a>(r: &'a ResultsFile, wanted: &dyn Fn(&Cell) -> bool) -> BTreeMap<CellKey, &'a Cell> {
+    r.cells.iter().filter(|c| wanted(c)).map(|c| (c.key(), c)).collect()
 }
 
 /// A filter naming something neither file has is a typo, not an empty result.
@@ -148,14 +145,14 @@ fn check_filters(old: &ResultsFile, new: &ResultsFile, opts: &CompareOptions) ->
     check(&opts.buses, "bus", &|c, n| c.bus.as_deref() == Some(n))
 }
 
-fn compare_cell(key: &Key, old: Option<&Cell>, new: Option<&Cell>, opts: &CompareOptions) -> CellComparison {
-    let (adapter, scenario, bus) = key.clone();
+fn compare_cell(key: &CellKey, old: Option<&Cell>, new: Option<&Cell>, opts: &CompareOptions) -> CellComparison {
+    let CellKey { adapter, scenario, bus } = key.clone();
     let mut out = CellComparison {
         adapter,
         scenario,
         bus,
-        old_status: old.map(|c| c.status),
-        new_status: new.map(|c| c.status),
+        old_status: old.map(Cell::status),
+        new_status: new.map(Cell::status),
         wall_median_ns: None,
         instructions_per_op: None,
         verdict: Verdict::Changed,
@@ -163,12 +160,10 @@ fn compare_cell(key: &Key, old: Option<&Cell>, new: Option<&Cell>, opts: &Compar
     let (Some(o), Some(n)) = (old, new) else {
         return out;
     };
-    use CellStatus::*;
-    out.verdict = match (o.status, n.status) {
-        (Ok, Failed) => Verdict::Broken,
-        (Failed, Ok) => Verdict::Fixed,
-        (Ok, Ok) => {
-            let (om, nm) = (o.measurement.as_ref().unwrap(), n.measurement.as_ref().unwrap());
+    out.verdict = match (&o.outcome, &n.outcome) {
+        (Outcome::Ok(_), Outcome::Failed { .. }) => Verdict::Broken,
+        (Outcome::Failed { .. }, Outcome::Ok(_)) => Verdict::Fixed,
+        (Outcome::Ok(om), Outcome::Ok(nm)) => {
             out.wall_median_ns = Some(wall_metric(&om.wall, &nm.wall, opts));
             if let (Some(a), Some(b)) = (om.instructions_per_op, nm.instructions_per_op) {
                 out.instructions_per_op = Some(exact_metric(a, b, opts.threshold));
@@ -180,7 +175,7 @@ fn compare_cell(key: &Key, old: Option<&Cell>, new: Option<&Cell>, opts: &Compar
                 .min()
                 .unwrap_or(Verdict::Unchanged)
         }
-        (a, b) if a == b => Verdict::Unchanged,
+        _ if o.status() == n.status() => Verdict::Unchanged,
         _ => Verdict::Changed,
     };
     out
@@ -284,13 +279,9 @@ fn verdict_word(v: Verdict) -> &'static str {
     }
 }
 
+/// A cell's status word, `absent` when the run has no such cell.
 fn status_word(s: Option<CellStatus>) -> &'static str {
-    match s {
-        None => "absent",
-        Some(CellStatus::Ok) => "ok",
-        Some(CellStatus::Unsupported) => "unsupported",
-        Some(CellStatus::Failed) => "failed",
-    }
+    s.map_or("absent", table::status_word)
 }
 
 pub fn markdown(c: &Comparison) -> String {
@@ -328,8 +319,8 @@ pub fn markdown(c: &Comparison) -> String {
     for r in rows {
         let (old, new, ratio, p) = match &r.wall_median_ns {
             Some(m) => (
-                crate::export::table::duration(m.old),
-                crate::export::table::duration(m.new),
+                table::duration(m.old),
+                table::duration(m.new),
                 format!("{:.3}×", m.ratio),
                 m.p_value.map_or_else(|| m.test.to_string(), |p| format!("{p:.3}")),
             ),

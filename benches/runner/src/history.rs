@@ -18,10 +18,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 use std::path::PathBuf;
 
-use harness::results::{Cell, CellStatus, ResultsFile, WallTime};
+use harness::results::{Cell, CellKey, ResultsFile, WallTime};
 use serde::Serialize;
 
-use crate::export::table::duration;
+use crate::export::table::{self, duration};
 use crate::stats::{self, median, Direction};
 
 #[derive(Clone, Debug)]
@@ -129,8 +129,6 @@ pub fn load_inputs(inputs: &[PathBuf]) -> (Vec<(PathBuf, ResultsFile)>, Vec<anyh
     (loaded, errors)
 }
 
-type Key = (String, String, Option<String>);
-
 /// `runs` in any order; they are ordered by `run.started_at` (RFC 3339 UTC,
 /// compared as text), then `run.finished_at`, then the order given.
 pub fn history(runs: &[(PathBuf, ResultsFile)], opts: &HistoryOptions) -> anyhow::Result<History> {
@@ -144,11 +142,11 @@ pub fn history(runs: &[(PathBuf, ResultsFile)], opts: &HistoryOptions) -> anyhow
             && (opts.scenarios.is_empty() || opts.scenarios.contains(&c.scenario))
             && (opts.buses.is_empty() || c.bus.as_ref().is_some_and(|b| opts.buses.contains(b)))
     };
-    let indexed: Vec<BTreeMap<Key, &Cell>> = ordered
+    let indexed: Vec<BTreeMap<CellKey, &Cell>> = ordered
         .iter()
         .map(|(_, r)| r.cells.iter().filter(|c| wanted(c)).map(|c| (c.key(), c)).collect())
         .collect();
-    let keys: BTreeSet<&Key> = indexed.iter().flat_map(|m| m.keys()).collect();
+    let keys: BTreeSet<&CellKey> = indexed.iter().flat_map(|m| m.keys()).collect();
     let series = keys
         .into_iter()
         .map(|key| {
@@ -185,8 +183,8 @@ fn check_filters(runs: &[(PathBuf, ResultsFile)], opts: &HistoryOptions) -> anyh
     check(&opts.buses, "bus", &|c, n| c.bus.as_deref() == Some(n))
 }
 
-fn series(key: &Key, runs: &[&(PathBuf, ResultsFile)], cells: &[Option<&Cell>], opts: &HistoryOptions) -> Series {
-    let (adapter, scenario, bus) = key.clone();
+fn series(key: &CellKey, runs: &[&(PathBuf, ResultsFile)], cells: &[Option<&Cell>], opts: &HistoryOptions) -> Series {
+    let CellKey { adapter, scenario, bus } = key.clone();
     // Medians of the ok points since the last step, and the previous ok point.
     let mut level: Vec<f64> = Vec::new();
     let mut previous: Option<&WallTime> = None;
@@ -195,15 +193,12 @@ fn series(key: &Key, runs: &[&(PathBuf, ResultsFile)], cells: &[Option<&Cell>], 
         let mut point = Point {
             run_start: r.run.started_at.clone(),
             revision: r.run.revision.clone(),
-            status: cell.map_or("absent", |c| crate::export::table::status_word(c.status)),
+            status: cell.map_or("absent", |c| table::status_word(c.status())),
             median_ns: None,
             step: None,
             p_value: None,
         };
-        let wall = cell
-            .filter(|c| c.status == CellStatus::Ok)
-            .and_then(|c| c.measurement.as_ref())
-            .map(|m| &m.wall);
+        let wall = cell.and_then(|c| c.measurement()).map(|m| &m.wall);
         if let Some(wall) = wall {
             let m = wall.median_ns.point;
             point.median_ns = Some(m);

@@ -243,12 +243,7 @@ fn real_main(cli: Cli, interrupted: Arc<AtomicBool>) -> anyhow::Result<ExitCode>
             print!("{}", export::markdown::render(&summary.results));
             let failed = summary.failed();
             for c in &failed {
-                eprintln!(
-                    "failed: {} {}: {}",
-                    c.adapter,
-                    c.scenario,
-                    c.reason.as_deref().unwrap_or("")
-                );
+                eprintln!("failed: {} {}: {}", c.adapter, c.scenario, c.reason().unwrap_or(""));
             }
             eprintln!(
                 "results: {} ({} cells: {} failed)",

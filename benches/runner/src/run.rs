@@ -11,7 +11,8 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 use harness::ipc::IpcOp;
 use harness::results::{
-    AdapterRecord, BusRecord, Cell, CellStatus, Measurement, ResultsFile, RunInfo, FORMAT_NAME, SCHEMA_VERSION,
+    AdapterRecord, BusRecord, Cell, CellKey, CellStatus, Measurement, Outcome, ResultsFile, RunInfo, FORMAT_NAME,
+    SCHEMA_VERSION,
 };
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -51,7 +52,7 @@ impl RunSummary {
         self.results
             .cells
             .iter()
-            .filter(|c| c.status == CellStatus::Failed)
+            .filter(|c| c.status() == CellStatus::Failed)
             .collect()
     }
 }
@@ -78,7 +79,7 @@ fn plan<'a>(
     adapters: &[&'a AdapterEntry],
     scenarios: &[&'a ScenarioEntry],
     buses: &[&'a BusEntry],
-    done: &HashSet<(String, String, Option<String>)>,
+    done: &HashSet<CellKey>,
 ) -> Vec<Planned<'a>> {
     let mut plan = Vec::new();
     let groups = std::iter::once(None).chain(buses.iter().map(|b| Some(*b)));
@@ -97,7 +98,11 @@ fn plan<'a>(
                     Some(_) if is_floor => a.baseline,
                     Some(_) => !a.baseline,
                 };
-                let key = (a.id.clone(), s.id.clone(), bus.map(|b| b.id.clone()));
+                let key = CellKey {
+                    adapter: a.id.clone(),
+                    scenario: s.id.clone(),
+                    bus: bus.map(|b| b.id.clone()),
+                };
                 if wanted && !done.contains(&key) {
                     plan.push(Planned {
                         adapter: a,
@@ -275,7 +280,7 @@ pub fn run(opts: RunOptions, interrupted: Arc<AtomicBool>) -> Result<RunSummary>
         if opts.instructions {
             count_instructions(&mut c, &bin, timeout, scratch.path(), &interrupted);
         }
-        if c.status == CellStatus::Failed {
+        if c.status() == CellStatus::Failed {
             if interrupted.load(Ordering::SeqCst) {
                 // An interrupted cell is missing, not failed: --resume runs it again.
                 was_interrupted = true;
@@ -285,7 +290,7 @@ pub fn run(opts: RunOptions, interrupted: Arc<AtomicBool>) -> Result<RunSummary>
                 "failed: {} {}: {}",
                 c.adapter,
                 c.scenario,
-                c.reason.as_deref().unwrap_or("")
+                c.reason().unwrap_or("")
             ));
         }
         results.cells.push(c);
@@ -317,27 +322,24 @@ fn run_cell(
     session: Option<Result<&mut BusSession, String>>,
     client_cpu: Option<usize>,
 ) -> Result<Cell> {
-    let mut c = Cell {
+    let key = CellKey {
         adapter: cell.adapter.id.clone(),
         scenario: cell.scenario.clone(),
         bus: cell.bus.map(|b| b.id.clone()),
-        status: CellStatus::Failed,
-        reason: None,
-        measurement: None,
-        elapsed_s: 0.0,
     };
+    // Every return below sets the outcome.
+    let mut c = Cell::new(key, Outcome::Failed { reason: String::new() });
     let d = match described {
         Ok(d) => d,
         Err(e) => {
-            c.reason = Some(e.clone());
+            c.outcome = Outcome::Failed { reason: e.clone() };
             return Ok(c);
         }
     };
     let p2p = matches!(&session, Some(Ok(s)) if s.is_p2p());
     let unsupported = if p2p { &d.unsupported_p2p } else { &d.unsupported };
     if let Some(reason) = unsupported.get(&cell.scenario) {
-        c.status = CellStatus::Unsupported;
-        c.reason = Some(reason.clone());
+        c.outcome = Outcome::Unsupported { reason: reason.clone() };
         return Ok(c);
     }
     let op = harness::scenario::find(&cell.scenario).and_then(|s| s.ipc_op());
@@ -362,13 +364,12 @@ fn run_cell(
                 }
             }
             Ok(IpcCell::Measured(m)) => {
-                c.status = CellStatus::Ok;
-                c.measurement = Some(m);
+                c.outcome = Outcome::Ok(Box::new(m));
                 c.elapsed_s = started.elapsed().as_secs_f64();
                 return Ok(c);
             }
             Err(reason) => {
-                c.reason = Some(reason);
+                c.outcome = Outcome::Failed { reason };
                 c.elapsed_s = started.elapsed().as_secs_f64();
                 return Ok(c);
             }
@@ -400,8 +401,7 @@ fn run_cell(
     let out = exec::run(cmd, None, scratch, timeout, interrupted)?;
     c.elapsed_s = started.elapsed().as_secs_f64();
     if let Some(reason) = out.unsupported_reason() {
-        c.status = CellStatus::Unsupported;
-        c.reason = Some(reason);
+        c.outcome = Outcome::Unsupported { reason };
         return Ok(c);
     }
     if !out.success() {
@@ -410,10 +410,11 @@ fn run_cell(
             Some(Ok(s)) => s.health(cell.adapter).err(),
             _ => None,
         };
-        c.reason = Some(match cause {
+        let reason = match cause {
             Some(cause) => format!("{cause}; the client: {}", out.describe()),
             None => out.describe(),
-        });
+        };
+        c.outcome = Outcome::Failed { reason };
         return Ok(c);
     }
     match std::fs::read(&result_file)
@@ -431,14 +432,16 @@ fn run_cell(
                     subscribers: subscriber_service.as_ref().map(ipc_run::Service::pid),
                 };
                 if let Err(why) = add_costs(&mut m, counted, profile, timeout, interrupted, client_cpu) {
-                    c.reason = Some(why);
+                    c.outcome = Outcome::Failed { reason: why };
                     return Ok(c); // interrupted: the cell is missing, not done
                 }
             }
-            c.status = CellStatus::Ok;
-            c.measurement = Some(m);
+            c.outcome = Outcome::Ok(Box::new(m));
         }
-        Err(e) => c.reason = Some(format!("the adapter exited 0 but its result is unreadable: {e}")),
+        Err(e) => {
+            let reason = format!("the adapter exited 0 but its result is unreadable: {e}");
+            c.outcome = Outcome::Failed { reason };
+        }
     }
     c.elapsed_s = started.elapsed().as_secs_f64();
     Ok(c)
@@ -517,13 +520,12 @@ fn add_costs(
 /// fails the cell, since the run was asked for instructions.
 fn count_instructions(c: &mut Cell, bin: &Path, timeout: Duration, scratch: &Path, interrupted: &AtomicBool) {
     let is_codec = harness::scenario::find(&c.scenario).is_some_and(|s| s.ipc_op().is_none());
-    let Some(m) = c
-        .measurement
-        .as_mut()
-        .filter(|_| is_codec && c.status == CellStatus::Ok)
-    else {
+    let Outcome::Ok(m) = &mut c.outcome else {
         return;
     };
+    if !is_codec {
+        return;
+    }
     if m.wall.median_ns.point > instructions::MAX_NATIVE_NS {
         m.verification_notes.push(format!(
             "instructions not counted: {:.0} ms per operation is too slow for callgrind (limit {:.0} ms)",
@@ -536,9 +538,9 @@ fn count_instructions(c: &mut Cell, bin: &Path, timeout: Duration, scratch: &Pat
     match instructions::count(bin, &c.scenario, scratch, timeout, interrupted) {
         Ok(n) => m.instructions_per_op = Some(n),
         Err(reason) => {
-            c.status = CellStatus::Failed;
-            c.reason = Some(format!("counting instructions: {reason}"));
-            c.measurement = None;
+            c.outcome = Outcome::Failed {
+                reason: format!("counting instructions: {reason}"),
+            };
         }
     }
     c.elapsed_s += started.elapsed().as_secs_f64();
@@ -591,7 +593,7 @@ fn set_floor_ratios(results: &mut ResultsFile) {
             .and_then(|s| s.ipc_op())
             .and_then(harness::scenario::floor_of)
             .and_then(|f| floors.get(&f).copied());
-        if let (Some(m), Some(f)) = (c.measurement.as_mut(), floor) {
+        if let (Outcome::Ok(m), Some(f)) = (&mut c.outcome, floor) {
             if c.bus.is_some() && f > 0.0 {
                 m.floor_ratio = Some(m.wall.median_ns.point / f);
             }

@@ -33,7 +33,7 @@
 
 use std::collections::BTreeMap;
 
-use harness::results::{Cell, CellStatus, Measurement, ResultsFile};
+use harness::results::{Cell, Measurement, ResultsFile};
 use serde::Serialize;
 
 use crate::stats::median_of_sorted;
@@ -187,8 +187,7 @@ pub fn render(r: &ResultsFile, baseline: &str) -> String {
     let benchmarks = r
         .cells
         .iter()
-        .filter(|c| c.status == CellStatus::Ok)
-        .filter_map(|c| c.measurement.as_ref().map(|m| benchmark(baseline, c, m)))
+        .filter_map(|c| c.measurement().map(|m| benchmark(baseline, c, m)))
         .map(|b| (b.criterion_benchmark_v1.full_id.clone(), b))
         .collect();
     let doc = BaseBenchmarks {
@@ -374,7 +373,7 @@ mod tests {
     fn mad_of_even_samples_interpolates() {
         // Samples 1 2 3 5: median 2.5, deviations 1.5 0.5 0.5 2.5, their median 1.
         let r = results();
-        let mut m = r.cells[0].measurement.clone().unwrap();
+        let mut m = r.cells[0].measurement().cloned().unwrap();
         m.wall.sample_ns = vec![5.0, 1.0, 3.0, 2.0];
         assert!((median_abs_dev(&m) - 1.4826).abs() < 1e-12);
     }

@@ -2,14 +2,13 @@
 
 use std::fmt::Write;
 
-use harness::results::{CellStatus, ResultsFile};
+use harness::results::{CellStatus, Outcome, ResultsFile};
 
 use super::table::{self, duration, row_label, si, Entry, Notes};
 
 fn cell_text(e: &Entry, adapter: &str, notes: &mut Notes) -> String {
-    match e.cell.status {
-        CellStatus::Ok => {
-            let m = e.cell.measurement.as_ref().expect("ok cells have a measurement");
+    match &e.cell.outcome {
+        Outcome::Ok(m) => {
             let mut s = duration(m.wall.median_ns.point);
             let mut extra = Vec::new();
             if let Some(r) = e.ratio {
@@ -25,12 +24,9 @@ fn cell_text(e: &Entry, adapter: &str, notes: &mut Notes) -> String {
             }
             s
         }
-        status => {
-            let word = table::status_word(status);
-            let n = notes.number(format!(
-                "{adapter} {word}: {}",
-                e.cell.reason.as_deref().unwrap_or("no reason recorded")
-            ));
+        Outcome::Unsupported { reason } | Outcome::Failed { reason } => {
+            let word = table::status_word(e.cell.status());
+            let n = notes.number(format!("{adapter} {word}: {reason}"));
             format!("{word} [{n}]")
         }
     }
@@ -206,7 +202,7 @@ fn bus_vs_bus(r: &ResultsFile, out: &mut String) {
             .iter()
             .filter(|c| c.adapter == a.id && c.bus.is_some())
             .collect();
-        if !cells.iter().any(|c| c.status == CellStatus::Ok) {
+        if !cells.iter().any(|c| c.status() == CellStatus::Ok) {
             continue;
         }
         let _ = writeln!(out, "### bus vs bus: {}\n", row_label(a));
@@ -227,7 +223,7 @@ fn bus_vs_bus(r: &ResultsFile, out: &mut String) {
                         .find(|c| c.scenario == s && c.bus.as_deref() == Some(b))
                         .map_or("–".into(), |c| {
                             c.median_ns()
-                                .map_or_else(|| table::status_word(c.status).into(), duration)
+                                .map_or_else(|| table::status_word(c.status()).into(), duration)
                         })
                 })
                 .collect();

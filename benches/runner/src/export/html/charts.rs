@@ -20,13 +20,10 @@ const BUS_COLOURS: [&str; 6] = ["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#d6
 fn bar_value(cell: Option<&Cell>) -> BarValue<'_> {
     match cell {
         None => BarValue::Absent,
-        Some(c) => match c
-            .median_ns()
-            .filter(|v| c.status == CellStatus::Ok && *v > 0.0 && v.is_finite())
-        {
+        Some(c) => match c.median_ns().filter(|v| *v > 0.0 && v.is_finite()) {
             Some(v) => BarValue::Time(v),
             None => BarValue::NotMeasured {
-                status: table::status_word(c.status),
+                status: table::status_word(c.status()),
                 reason: reason(c),
             },
         },
@@ -162,10 +159,8 @@ impl Page<'_> {
                 .cells
                 .iter()
                 .filter(|c| r.adapters.iter().any(|a| a.id == c.adapter && a.baseline))
-                .filter_map(|c| match (ipc_op(&c.scenario), c.measurement.as_ref()) {
-                    (Some(IpcOp::RawSocket(n)), Some(m)) if c.status == CellStatus::Ok => {
-                        Some((n, m.wall.median_ns.point, m.throughput_bytes))
-                    }
+                .filter_map(|c| match (ipc_op(&c.scenario), c.measurement()) {
+                    (Some(IpcOp::RawSocket(n)), Some(m)) => Some((n, m.wall.median_ns.point, m.throughput_bytes)),
                     _ => None,
                 })
                 .collect();
@@ -175,7 +170,7 @@ impl Page<'_> {
         let mut buses: Vec<&str> = Vec::new();
         for (c, _) in &echo {
             let b = c.bus.as_deref().unwrap_or_default();
-            if c.status == CellStatus::Ok && !buses.contains(&b) {
+            if c.status() == CellStatus::Ok && !buses.contains(&b) {
                 buses.push(b);
             }
         }
@@ -194,10 +189,9 @@ impl Page<'_> {
             for a in r.adapters.iter().filter(|a| !a.baseline) {
                 let mut pts: Vec<(usize, f64, u64)> = echo
                     .iter()
-                    .filter(|(c, _)| c.adapter == a.id && c.bus.as_deref() == Some(bus) && c.status == CellStatus::Ok)
+                    .filter(|(c, _)| c.adapter == a.id && c.bus.as_deref() == Some(bus))
                     .filter_map(|(c, n)| {
-                        c.measurement
-                            .as_ref()
+                        c.measurement()
                             .map(|m| (*n, m.wall.median_ns.point, m.throughput_bytes))
                     })
                     .collect();

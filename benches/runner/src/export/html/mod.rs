@@ -75,7 +75,7 @@ fn label_of(r: &ResultsFile, a: &AdapterRecord) -> String {
 }
 
 fn reason(c: &Cell) -> &str {
-    c.reason.as_deref().unwrap_or("no reason recorded")
+    c.reason().unwrap_or("no reason recorded")
 }
 
 fn ipc_op(scenario: &str) -> Option<IpcOp> {
@@ -361,7 +361,7 @@ pub(crate) mod tests {
     #[test]
     fn instructions_table_when_counted() {
         let mut r = tiny();
-        r.cells[0].measurement.as_mut().unwrap().instructions_per_op = Some(12_345.0);
+        r.cells[0].measurement_mut().unwrap().instructions_per_op = Some(12_345.0);
         let html = render(&r);
         assert!(html.contains("Instructions per operation"));
         assert!(html.contains("12.3 k"));

@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use harness::results::{AdapterRecord, CellStatus};
+use harness::results::{AdapterRecord, Outcome};
 
 use super::{esc, label_of, num, reason, summary, Page};
 use crate::export::table::{self, duration, si, Entry, Group, Table};
@@ -79,11 +79,8 @@ impl Page<'_> {
     fn cell_td(&mut self, e: &Entry, adapter: &AdapterRecord) -> String {
         let baseline = adapter.baseline;
         let adapter = adapter.id.as_str();
-        match e.cell.status {
-            CellStatus::Ok => {
-                let Some(m) = e.cell.measurement.as_ref() else {
-                    return "<td class=\"none\">ok?</td>".into();
-                };
+        match &e.cell.outcome {
+            Outcome::Ok(m) => {
                 let w = &m.wall.median_ns;
                 let mut tip = format!(
                     "median {} (95% CI {} – {}), {} samples",
@@ -129,8 +126,8 @@ impl Page<'_> {
                     duration(w.point)
                 )
             }
-            status => {
-                let word = table::status_word(status);
+            Outcome::Unsupported { .. } | Outcome::Failed { .. } => {
+                let word = table::status_word(e.cell.status());
                 let n = self.notes.number(format!("{adapter} {word}: {}", reason(e.cell)));
                 format!(
                     "<td class=\"{word}\" title=\"{}\">{word}<sup><a href=\"#note-{n}\">[{n}]</a></sup></td>",
