@@ -109,7 +109,9 @@ pub fn load_inputs(inputs: &[PathBuf]) -> (Vec<(PathBuf, ResultsFile)>, Vec<anyh
                     found.sort();
                     files.extend(found);
                 }
-                Err(e) => errors.push(anyhow::anyhow!("cannot read directory {}: {e}", input.display())),
+                Err(e) => {
+                    errors.push(anyhow::Error::new(e).context(format!("cannot read directory {}", input.display())))
+                }
             }
         } else {
             files.push(input.clone());

@@ -38,12 +38,7 @@ impl Page<'_> {
     /// Markdown table: many scenarios, few libraries, fits a screen).
     pub(super) fn matrix_table(&mut self, t: &Table) {
         let _ = writeln!(self.out, "<h3>{}</h3>", self.table_heading(t));
-        self.out
-            .push_str("<div class=\"scroll\"><table>\n<thead><tr><th>scenario</th>");
-        for row in &t.rows {
-            self.lib_header(row.adapter);
-        }
-        self.out.push_str("</tr></thead>\n<tbody>\n");
+        self.open_table(t, "");
         for (i, col) in t.columns.iter().enumerate() {
             let _ = write!(self.out, "<tr><th title=\"{}\">{}</th>", esc(&summary(col)), esc(col));
             for row in &t.rows {
@@ -56,6 +51,19 @@ impl Page<'_> {
             self.out.push_str("</tr>\n");
         }
         self.out.push_str("</tbody></table></div>\n");
+    }
+
+    /// A scrolling `<table>` (with `attributes`) and its header row: a
+    /// column of scenarios, then one per library of `t`.
+    fn open_table(&mut self, t: &Table, attributes: &str) {
+        let _ = write!(
+            self.out,
+            "<div class=\"scroll\"><table{attributes}>\n<thead><tr><th>scenario</th>"
+        );
+        for row in &t.rows {
+            self.lib_header(row.adapter);
+        }
+        self.out.push_str("</tr></thead>\n<tbody>\n");
     }
 
     fn lib_header(&mut self, a: &AdapterRecord) {
@@ -148,12 +156,7 @@ impl Page<'_> {
             "<h3>Instructions per operation (callgrind){}</h3>",
             group_suffix(&t.group)
         );
-        self.out
-            .push_str("<div class=\"scroll\"><table>\n<thead><tr><th>scenario</th>");
-        for row in &t.rows {
-            self.lib_header(row.adapter);
-        }
-        self.out.push_str("</tr></thead>\n<tbody>\n");
+        self.open_table(t, "");
         for (i, col) in t.columns.iter().enumerate() {
             let fewest = table::fewest_instructions(t, i);
             let _ = write!(self.out, "<tr><th>{}</th>", esc(col));
@@ -202,12 +205,7 @@ impl Page<'_> {
                 esc(&f.title[..1].to_uppercase()) + &esc(&f.title[1..]),
                 group_suffix(&t.group)
             );
-            self.out
-                .push_str("<div class=\"scroll\"><table class=\"costs\">\n<thead><tr><th>scenario</th>");
-            for row in &t.rows {
-                self.lib_header(row.adapter);
-            }
-            self.out.push_str("</tr></thead>\n<tbody>\n");
+            self.open_table(t, " class=\"costs\"");
             for (i, col) in t.columns.iter().enumerate() {
                 let _ = write!(self.out, "<tr><th>{}</th>", esc(col));
                 for row in &t.rows {
