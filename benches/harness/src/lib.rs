@@ -8,7 +8,7 @@
 //! - [`ipc`]: the benchmark service and the [`ipc::Ipc`] trait for IPC scenarios;
 //! - [`contract`]: the adapter commands as data, and the protocol words;
 //! - [`cli`]: what an adapter binary does with each command, and criterion timing;
-//! - [`results`]: the results schema;
+//! - [`results`]: the results schema; [`stats`]: medians of samples;
 //! - [`digest`], [`alloc`]: field digests and the counting allocator.
 
 pub mod adapter;
@@ -20,6 +20,7 @@ pub mod ipc;
 pub mod payload;
 pub mod results;
 pub mod scenario;
+pub mod stats;
 pub mod verify;
 pub mod wire;
 

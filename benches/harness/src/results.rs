@@ -42,11 +42,7 @@ impl WallTime {
         let mut s = samples.to_vec();
         s.sort_by(f64::total_cmp);
         let n = s.len();
-        let median = if n % 2 == 1 {
-            s[n / 2]
-        } else {
-            (s[n / 2 - 1] + s[n / 2]) / 2.0
-        };
+        let median = crate::stats::median_of_sorted(&s);
         let half = 0.98 * (n as f64).sqrt();
         let lo = ((n as f64 / 2.0 - half).floor().max(0.0) as usize).min(n - 1);
         let hi = ((n as f64 / 2.0 + half).ceil() as usize).min(n - 1);
@@ -162,30 +158,186 @@ pub enum CellStatus {
     Failed,
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+/// Which cell: an adapter on a scenario, on a bus for IPC scenarios.
+/// Ordered by adapter, scenario, then bus (no bus first).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct CellKey {
+    pub adapter: String,
+    pub scenario: String,
+    /// The bus for IPC scenarios; absent for marshal/demarshal.
+    pub bus: Option<String>,
+}
+
+/// How a cell ended. A measurement exists exactly when the cell is ok, and
+/// a reason exactly when it is not (as docs/results.schema.json requires).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Outcome {
+    Ok(Box<Measurement>),
+    Unsupported { reason: String },
+    Failed { reason: String },
+}
+
+impl Outcome {
+    pub fn status(&self) -> CellStatus {
+        match self {
+            Outcome::Ok(_) => CellStatus::Ok,
+            Outcome::Unsupported { .. } => CellStatus::Unsupported,
+            Outcome::Failed { .. } => CellStatus::Failed,
+        }
+    }
+}
+
+/// One cell of a run. In the file it is a flat object (`status`, `reason`,
+/// `measurement` side by side: [`CellRecord`], written in that field order);
+/// loading refuses a status that disagrees with the fields present.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(try_from = "CellRecord")]
 pub struct Cell {
     pub adapter: String,
     pub scenario: String,
     /// The bus for IPC scenarios; absent for marshal/demarshal.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bus: Option<String>,
-    pub status: CellStatus,
-    /// Why a cell is unsupported or failed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub measurement: Option<Measurement>,
+    pub outcome: Outcome,
     /// Wall-clock seconds the cell took, including verification and warm-up.
     pub elapsed_s: f64,
 }
 
 impl Cell {
-    pub fn key(&self) -> (String, String, Option<String>) {
-        (self.adapter.clone(), self.scenario.clone(), self.bus.clone())
+    /// A cell of `key` with `outcome` that took no time yet.
+    pub fn new(key: CellKey, outcome: Outcome) -> Cell {
+        Cell {
+            adapter: key.adapter,
+            scenario: key.scenario,
+            bus: key.bus,
+            outcome,
+            elapsed_s: 0.0,
+        }
+    }
+
+    pub fn key(&self) -> CellKey {
+        CellKey {
+            adapter: self.adapter.clone(),
+            scenario: self.scenario.clone(),
+            bus: self.bus.clone(),
+        }
+    }
+
+    pub fn status(&self) -> CellStatus {
+        self.outcome.status()
+    }
+
+    /// What an ok cell measured.
+    pub fn measurement(&self) -> Option<&Measurement> {
+        match &self.outcome {
+            Outcome::Ok(m) => Some(m),
+            _ => None,
+        }
+    }
+
+    pub fn measurement_mut(&mut self) -> Option<&mut Measurement> {
+        match &mut self.outcome {
+            Outcome::Ok(m) => Some(m),
+            _ => None,
+        }
+    }
+
+    /// Why a cell is unsupported or failed.
+    pub fn reason(&self) -> Option<&str> {
+        match &self.outcome {
+            Outcome::Ok(_) => None,
+            Outcome::Unsupported { reason } | Outcome::Failed { reason } => Some(reason),
+        }
     }
 
     pub fn median_ns(&self) -> Option<f64> {
-        self.measurement.as_ref().map(|m| m.wall.median_ns.point)
+        self.measurement().map(|m| m.wall.median_ns.point)
+    }
+}
+
+/// A cell as the results file spells it (the format of schema version 1).
+#[derive(Clone, Debug, Deserialize)]
+pub struct CellRecord {
+    pub adapter: String,
+    pub scenario: String,
+    #[serde(default)]
+    pub bus: Option<String>,
+    pub status: CellStatus,
+    #[serde(default)]
+    pub reason: Option<String>,
+    #[serde(default)]
+    pub measurement: Option<Box<Measurement>>,
+    pub elapsed_s: f64,
+}
+
+/// A cell record whose status disagrees with its fields.
+#[derive(Debug, thiserror::Error)]
+#[error("cell {adapter} {scenario}{}: {problem}", bus.as_ref().map(|b| format!(" on {b}")).unwrap_or_default())]
+pub struct CellRecordError {
+    pub adapter: String,
+    pub scenario: String,
+    pub bus: Option<String>,
+    pub problem: &'static str,
+}
+
+impl TryFrom<CellRecord> for Cell {
+    type Error = CellRecordError;
+
+    fn try_from(r: CellRecord) -> Result<Cell, CellRecordError> {
+        let outcome = match (r.status, r.measurement, r.reason) {
+            (CellStatus::Ok, Some(m), None) => Ok(Outcome::Ok(m)),
+            (CellStatus::Ok, None, _) => Err("status ok without a measurement"),
+            (CellStatus::Ok, Some(_), Some(_)) => {
+                Err("status ok with a reason (only unsupported and failed cells have one)")
+            }
+            (_, Some(_), _) => Err("a measurement although the status is not ok"),
+            (_, None, None) => Err("no reason for a cell that is not ok"),
+            (CellStatus::Unsupported, None, Some(reason)) => Ok(Outcome::Unsupported { reason }),
+            (CellStatus::Failed, None, Some(reason)) => Ok(Outcome::Failed { reason }),
+        };
+        match outcome {
+            Ok(outcome) => Ok(Cell {
+                adapter: r.adapter,
+                scenario: r.scenario,
+                bus: r.bus,
+                outcome,
+                elapsed_s: r.elapsed_s,
+            }),
+            Err(problem) => Err(CellRecordError {
+                adapter: r.adapter,
+                scenario: r.scenario,
+                bus: r.bus,
+                problem,
+            }),
+        }
+    }
+}
+
+impl Serialize for Cell {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        /// [`CellRecord`], borrowed.
+        #[derive(Serialize)]
+        struct Record<'a> {
+            adapter: &'a str,
+            scenario: &'a str,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            bus: Option<&'a str>,
+            status: CellStatus,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            reason: Option<&'a str>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            measurement: Option<&'a Measurement>,
+            elapsed_s: f64,
+        }
+        Record {
+            adapter: &self.adapter,
+            scenario: &self.scenario,
+            bus: self.bus.as_deref(),
+            status: self.status(),
+            reason: self.reason(),
+            measurement: self.measurement(),
+            elapsed_s: self.elapsed_s,
+        }
+        .serialize(s)
     }
 }
 

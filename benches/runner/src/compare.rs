@@ -11,8 +11,11 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use harness::results::{Cell, CellStatus, ResultsFile};
+use harness::results::{Cell, CellKey, CellStatus, Outcome, ResultsFile, WallTime};
 use serde::Serialize;
+
+use crate::export::table;
+use crate::stats::{self, Direction, Significance};
 
 #[derive(Clone, Debug)]
 pub struct CompareOptions {
@@ -98,29 +101,21 @@ impl Comparison {
     }
 }
 
-type Key = (String, String, Option<String>);
-
 pub fn compare(old: &ResultsFile, new: &ResultsFile, opts: &CompareOptions) -> anyhow::Result<Comparison> {
     let wanted = |c: &Cell| {
         (opts.adapters.is_empty() || opts.adapters.contains(&c.adapter))
             && (opts.scenarios.is_empty() || opts.scenarios.contains(&c.scenario))
             && (opts.buses.is_empty() || c.bus.as_ref().is_some_and(|b| opts.buses.contains(b)))
     };
-    let index = |r: &ResultsFile| -> BTreeMap<Key, Cell> {
-        r.cells
-            .iter()
-            .filter(|c| wanted(c))
-            .map(|c| (c.key(), c.clone()))
-            .collect()
-    };
+    let index = |r| index_cells(r, &wanted);
     check_filters(old, new, opts)?;
     let (old_cells, new_cells) = (index(old), index(new));
-    let mut keys: Vec<&Key> = old_cells.keys().chain(new_cells.keys()).collect();
+    let mut keys: Vec<&CellKey> = old_cells.keys().chain(new_cells.keys()).collect();
     keys.sort();
     keys.dedup();
     let cells = keys
         .into_iter()
-        .map(|k| compare_cell(k, old_cells.get(k), new_cells.get(k), opts))
+        .map(|k| compare_cell(k, old_cells.get(k).copied(), new_cells.get(k).copied(), opts))
         .collect();
     Ok(Comparison {
         old_revision: old.run.revision.clone(),
@@ -130,6 +125,10 @@ pub fn compare(old: &ResultsFile, new: &ResultsFile, opts: &CompareOptions) -> a
         differences: differences(old, new),
         cells,
     })
+}
+
+fn index_cells<'a>(r: &'a ResultsFile, wanted: &dyn Fn(&Cell) -> bool) -> BTreeMap<CellKey, &'a Cell> {
+    r.cells.iter().filter(|c| wanted(c)).map(|c| (c.key(), c)).collect()
 }
 
 /// A filter naming something neither file has is a typo, not an empty result.
@@ -146,14 +145,14 @@ fn check_filters(old: &ResultsFile, new: &ResultsFile, opts: &CompareOptions) ->
     check(&opts.buses, "bus", &|c, n| c.bus.as_deref() == Some(n))
 }
 
-fn compare_cell(key: &Key, old: Option<&Cell>, new: Option<&Cell>, opts: &CompareOptions) -> CellComparison {
-    let (adapter, scenario, bus) = key.clone();
+fn compare_cell(key: &CellKey, old: Option<&Cell>, new: Option<&Cell>, opts: &CompareOptions) -> CellComparison {
+    let CellKey { adapter, scenario, bus } = key.clone();
     let mut out = CellComparison {
         adapter,
         scenario,
         bus,
-        old_status: old.map(|c| c.status),
-        new_status: new.map(|c| c.status),
+        old_status: old.map(Cell::status),
+        new_status: new.map(Cell::status),
         wall_median_ns: None,
         instructions_per_op: None,
         verdict: Verdict::Changed,
@@ -161,12 +160,10 @@ fn compare_cell(key: &Key, old: Option<&Cell>, new: Option<&Cell>, opts: &Compar
     let (Some(o), Some(n)) = (old, new) else {
         return out;
     };
-    use CellStatus::*;
-    out.verdict = match (o.status, n.status) {
-        (Ok, Failed) => Verdict::Broken,
-        (Failed, Ok) => Verdict::Fixed,
-        (Ok, Ok) => {
-            let (om, nm) = (o.measurement.as_ref().unwrap(), n.measurement.as_ref().unwrap());
+    out.verdict = match (&o.outcome, &n.outcome) {
+        (Outcome::Ok(_), Outcome::Failed { .. }) => Verdict::Broken,
+        (Outcome::Failed { .. }, Outcome::Ok(_)) => Verdict::Fixed,
+        (Outcome::Ok(om), Outcome::Ok(nm)) => {
             out.wall_median_ns = Some(wall_metric(&om.wall, &nm.wall, opts));
             if let (Some(a), Some(b)) = (om.instructions_per_op, nm.instructions_per_op) {
                 out.instructions_per_op = Some(exact_metric(a, b, opts.threshold));
@@ -178,33 +175,28 @@ fn compare_cell(key: &Key, old: Option<&Cell>, new: Option<&Cell>, opts: &Compar
                 .min()
                 .unwrap_or(Verdict::Unchanged)
         }
-        (a, b) if a == b => Verdict::Unchanged,
+        _ if o.status() == n.status() => Verdict::Unchanged,
         _ => Verdict::Changed,
     };
     out
 }
 
 fn by_threshold(ratio: f64, significant: bool, threshold: f64) -> Verdict {
-    if !significant {
-        Verdict::Unchanged
-    } else if ratio > 1.0 + threshold {
-        Verdict::Regressed
-    } else if ratio < 1.0 / (1.0 + threshold) {
-        Verdict::Improved
-    } else {
-        Verdict::Unchanged
+    match stats::beyond_threshold(ratio, threshold) {
+        _ if !significant => Verdict::Unchanged,
+        Some(Direction::Up) => Verdict::Regressed,
+        Some(Direction::Down) => Verdict::Improved,
+        None => Verdict::Unchanged,
     }
 }
 
-fn wall_metric(old: &harness::results::WallTime, new: &harness::results::WallTime, opts: &CompareOptions) -> Metric {
+fn wall_metric(old: &WallTime, new: &WallTime, opts: &CompareOptions) -> Metric {
     let ratio = new.median_ns.point / old.median_ns.point;
-    let (test, p_value, significant) = if old.sample_ns.len() >= 3 && new.sample_ns.len() >= 3 {
-        let p = mann_whitney_p(&old.sample_ns, &new.sample_ns);
-        ("mann-whitney", Some(p), p < opts.alpha)
-    } else {
-        let disjoint = new.median_ns.lower > old.median_ns.upper || new.median_ns.upper < old.median_ns.lower;
-        ("ci-overlap", None, disjoint)
-    };
+    let Significance {
+        test,
+        p_value,
+        significant,
+    } = stats::wall_significance(old, new, opts.alpha);
     Metric {
         old: old.median_ns.point,
         new: new.median_ns.point,
@@ -227,58 +219,6 @@ fn exact_metric(old: f64, new: f64, threshold: f64) -> Metric {
         p_value: None,
         significant,
         verdict: by_threshold(ratio, significant, threshold),
-    }
-}
-
-/// Two-sided p-value of the Mann-Whitney U test (normal approximation with
-/// tie correction and continuity correction).
-pub fn mann_whitney_p(a: &[f64], b: &[f64]) -> f64 {
-    let (n1, n2) = (a.len() as f64, b.len() as f64);
-    let mut all: Vec<(f64, usize)> = a.iter().map(|&x| (x, 0)).chain(b.iter().map(|&x| (x, 1))).collect();
-    all.sort_by(|x, y| x.0.total_cmp(&y.0));
-    // Average ranks over ties; tie term sum(t^3 - t).
-    let mut rank_sum_a = 0.0;
-    let mut ties = 0.0;
-    let mut i = 0;
-    while i < all.len() {
-        let mut j = i;
-        while j + 1 < all.len() && all[j + 1].0 == all[i].0 {
-            j += 1;
-        }
-        let t = (j - i + 1) as f64;
-        let rank = (i + j) as f64 / 2.0 + 1.0;
-        rank_sum_a += all[i..=j].iter().filter(|x| x.1 == 0).count() as f64 * rank;
-        ties += t * t * t - t;
-        i = j + 1;
-    }
-    let u = rank_sum_a - n1 * (n1 + 1.0) / 2.0;
-    let mean = n1 * n2 / 2.0;
-    let n = n1 + n2;
-    let var = n1 * n2 / 12.0 * ((n + 1.0) - ties / (n * (n - 1.0)));
-    if var <= 0.0 {
-        return 1.0; // all values equal
-    }
-    let z = ((u - mean).abs() - 0.5).max(0.0) / var.sqrt();
-    erfc(z / std::f64::consts::SQRT_2).min(1.0)
-}
-
-/// Complementary error function (Numerical Recipes' erfcc, relative error < 1.2e-7).
-fn erfc(x: f64) -> f64 {
-    let z = x.abs();
-    let t = 1.0 / (1.0 + 0.5 * z);
-    let r = t
-        * (-z * z - 1.26551223
-            + t * (1.00002368
-                + t * (0.37409196
-                    + t * (0.09678418
-                        + t * (-0.18628806
-                            + t * (0.27886807
-                                + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))))))))
-            .exp();
-    if x >= 0.0 {
-        r
-    } else {
-        2.0 - r
     }
 }
 
@@ -339,13 +279,9 @@ fn verdict_word(v: Verdict) -> &'static str {
     }
 }
 
+/// A cell's status word, `absent` when the run has no such cell.
 fn status_word(s: Option<CellStatus>) -> &'static str {
-    match s {
-        None => "absent",
-        Some(CellStatus::Ok) => "ok",
-        Some(CellStatus::Unsupported) => "unsupported",
-        Some(CellStatus::Failed) => "failed",
-    }
+    s.map_or("absent", table::status_word)
 }
 
 pub fn markdown(c: &Comparison) -> String {
@@ -383,8 +319,8 @@ pub fn markdown(c: &Comparison) -> String {
     for r in rows {
         let (old, new, ratio, p) = match &r.wall_median_ns {
             Some(m) => (
-                crate::export::table::duration(m.old),
-                crate::export::table::duration(m.new),
+                table::duration(m.old),
+                table::duration(m.new),
                 format!("{:.3}×", m.ratio),
                 m.p_value.map_or_else(|| m.test.to_string(), |p| format!("{p:.3}")),
             ),
@@ -415,27 +351,6 @@ pub fn markdown(c: &Comparison) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn rank_test_separates_shifted_samples_and_not_equal_ones() {
-        let a: Vec<f64> = (0..20).map(|i| 100.0 + i as f64).collect();
-        let shifted: Vec<f64> = a.iter().map(|x| x + 50.0).collect();
-        assert!(mann_whitney_p(&a, &shifted) < 1e-5);
-        assert!(mann_whitney_p(&a, &a) > 0.9);
-        assert_eq!(mann_whitney_p(&[1.0; 5], &[1.0; 5]), 1.0);
-        // Known value: U = 0 for n1 = n2 = 10, z = (50 - 0.5)/sqrt(175) = 3.742, p = 1.83e-4.
-        let lo: Vec<f64> = (0..10).map(f64::from).collect();
-        let hi: Vec<f64> = (10..20).map(f64::from).collect();
-        let p = mann_whitney_p(&lo, &hi);
-        assert!((p - 1.83e-4).abs() < 1e-5, "{p}");
-    }
-
-    #[test]
-    fn erfc_matches_known_values() {
-        assert!((erfc(0.0) - 1.0).abs() < 1e-7);
-        assert!((erfc(1.0) - 0.157_299_207).abs() < 1e-7);
-        assert!((erfc(-1.0) - 1.842_700_793).abs() < 1e-7);
-    }
 
     #[test]
     fn thresholds_and_exact_instruction_counts() {

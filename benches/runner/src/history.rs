@@ -8,7 +8,7 @@
 //!   (above `1 + threshold` or below `1 / (1 + threshold)`);
 //! - the change from the previous ok point of the series is significant: the
 //!   two-sided Mann-Whitney U test on the per-sample times at `alpha`
-//!   (compare's helper), or, when either run has no per-sample times, the 95%
+//!   (`stats`, as in compare), or, when either run has no per-sample times, the 95%
 //!   intervals of the two medians do not overlap.
 //!
 //! Cells that are not ok (or absent from a run) show their status and are
@@ -18,11 +18,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 use std::path::PathBuf;
 
-use harness::results::{Cell, CellStatus, ResultsFile, WallTime};
+use harness::results::{Cell, CellKey, ResultsFile, WallTime};
 use serde::Serialize;
 
-use crate::compare::mann_whitney_p;
-use crate::export::table::duration;
+use crate::export::table::{self, duration};
+use crate::stats::{self, median, Direction};
 
 #[derive(Clone, Debug)]
 pub struct HistoryOptions {
@@ -109,7 +109,9 @@ pub fn load_inputs(inputs: &[PathBuf]) -> (Vec<(PathBuf, ResultsFile)>, Vec<anyh
                     found.sort();
                     files.extend(found);
                 }
-                Err(e) => errors.push(anyhow::anyhow!("cannot read directory {}: {e}", input.display())),
+                Err(e) => {
+                    errors.push(anyhow::Error::new(e).context(format!("cannot read directory {}", input.display())))
+                }
             }
         } else {
             files.push(input.clone());
@@ -129,8 +131,6 @@ pub fn load_inputs(inputs: &[PathBuf]) -> (Vec<(PathBuf, ResultsFile)>, Vec<anyh
     (loaded, errors)
 }
 
-type Key = (String, String, Option<String>);
-
 /// `runs` in any order; they are ordered by `run.started_at` (RFC 3339 UTC,
 /// compared as text), then `run.finished_at`, then the order given.
 pub fn history(runs: &[(PathBuf, ResultsFile)], opts: &HistoryOptions) -> anyhow::Result<History> {
@@ -144,11 +144,11 @@ pub fn history(runs: &[(PathBuf, ResultsFile)], opts: &HistoryOptions) -> anyhow
             && (opts.scenarios.is_empty() || opts.scenarios.contains(&c.scenario))
             && (opts.buses.is_empty() || c.bus.as_ref().is_some_and(|b| opts.buses.contains(b)))
     };
-    let indexed: Vec<BTreeMap<Key, &Cell>> = ordered
+    let indexed: Vec<BTreeMap<CellKey, &Cell>> = ordered
         .iter()
         .map(|(_, r)| r.cells.iter().filter(|c| wanted(c)).map(|c| (c.key(), c)).collect())
         .collect();
-    let keys: BTreeSet<&Key> = indexed.iter().flat_map(|m| m.keys()).collect();
+    let keys: BTreeSet<&CellKey> = indexed.iter().flat_map(|m| m.keys()).collect();
     let series = keys
         .into_iter()
         .map(|key| {
@@ -185,8 +185,8 @@ fn check_filters(runs: &[(PathBuf, ResultsFile)], opts: &HistoryOptions) -> anyh
     check(&opts.buses, "bus", &|c, n| c.bus.as_deref() == Some(n))
 }
 
-fn series(key: &Key, runs: &[&(PathBuf, ResultsFile)], cells: &[Option<&Cell>], opts: &HistoryOptions) -> Series {
-    let (adapter, scenario, bus) = key.clone();
+fn series(key: &CellKey, runs: &[&(PathBuf, ResultsFile)], cells: &[Option<&Cell>], opts: &HistoryOptions) -> Series {
+    let CellKey { adapter, scenario, bus } = key.clone();
     // Medians of the ok points since the last step, and the previous ok point.
     let mut level: Vec<f64> = Vec::new();
     let mut previous: Option<&WallTime> = None;
@@ -195,22 +195,19 @@ fn series(key: &Key, runs: &[&(PathBuf, ResultsFile)], cells: &[Option<&Cell>], 
         let mut point = Point {
             run_start: r.run.started_at.clone(),
             revision: r.run.revision.clone(),
-            status: cell.map_or("absent", |c| crate::export::table::status_word(c.status)),
+            status: cell.map_or("absent", |c| table::status_word(c.status())),
             median_ns: None,
             step: None,
             p_value: None,
         };
-        let wall = cell
-            .filter(|c| c.status == CellStatus::Ok)
-            .and_then(|c| c.measurement.as_ref())
-            .map(|m| &m.wall);
+        let wall = cell.and_then(|c| c.measurement()).map(|m| &m.wall);
         if let Some(wall) = wall {
             let m = wall.median_ns.point;
             point.median_ns = Some(m);
             if let Some(prev) = previous {
-                let (significant, p) = significant(prev, wall, opts.alpha);
-                point.p_value = p;
-                point.step = beyond(m, median(&level), opts.threshold).filter(|_| significant);
+                let change = stats::wall_significance(prev, wall, opts.alpha);
+                point.p_value = change.p_value;
+                point.step = beyond(m, median(&level), opts.threshold).filter(|_| change.significant);
                 if point.step.is_some() {
                     level.clear();
                 }
@@ -233,37 +230,10 @@ fn beyond(value: f64, reference: f64, threshold: f64) -> Option<Step> {
     if reference.is_nan() || reference <= 0.0 {
         return None;
     }
-    let ratio = value / reference;
-    if ratio > 1.0 + threshold {
-        Some(Step::Up)
-    } else if ratio < 1.0 / (1.0 + threshold) {
-        Some(Step::Down)
-    } else {
-        None
-    }
-}
-
-/// Mann-Whitney on the per-sample times when both runs have at least 3,
-/// else disjoint 95% intervals of the medians (as in compare).
-fn significant(old: &WallTime, new: &WallTime, alpha: f64) -> (bool, Option<f64>) {
-    if old.sample_ns.len() >= 3 && new.sample_ns.len() >= 3 {
-        let p = mann_whitney_p(&old.sample_ns, &new.sample_ns);
-        (p < alpha, Some(p))
-    } else {
-        let disjoint = new.median_ns.lower > old.median_ns.upper || new.median_ns.upper < old.median_ns.lower;
-        (disjoint, None)
-    }
-}
-
-fn median(values: &[f64]) -> f64 {
-    let mut v = values.to_vec();
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    match n {
-        0 => f64::NAN,
-        _ if n % 2 == 1 => v[n / 2],
-        _ => (v[n / 2 - 1] + v[n / 2]) / 2.0,
-    }
+    stats::beyond_threshold(value / reference, threshold).map(|d| match d {
+        Direction::Up => Step::Up,
+        Direction::Down => Step::Down,
+    })
 }
 
 /// The first 7 characters of a git revision, keeping a `-dirty` mark.

@@ -22,6 +22,7 @@ mod placement;
 mod progress;
 mod run;
 mod scratch;
+mod stats;
 mod store;
 mod verify;
 

@@ -28,7 +28,7 @@ fn after_first_bus_cell(setup: &FaultSetup, runner_pid: u32, kill: impl FnOnce(u
                 .filter(|f| f.path().extension().is_some_and(|e| e == "json"))
             {
                 if let Ok(r) = serde_json::from_slice::<ResultsFile>(&std::fs::read(f.path()).unwrap_or_default()) {
-                    if r.cells.iter().any(|c| c.bus.is_some() && c.status == CellStatus::Ok) {
+                    if r.cells.iter().any(|c| c.bus.is_some() && c.status() == CellStatus::Ok) {
                         return kill(runner_pid);
                     }
                 }
@@ -89,12 +89,12 @@ fn run_and_kill(tag: &str, victim: impl Fn(&FaultSetup, u32) -> String) -> (Resu
 }
 
 fn check_cells(r: &ResultsFile, reason_part: &str) {
-    let ok = r.cells.iter().filter(|c| c.status == CellStatus::Ok).count();
-    let failed: Vec<_> = r.cells.iter().filter(|c| c.status == CellStatus::Failed).collect();
+    let ok = r.cells.iter().filter(|c| c.status() == CellStatus::Ok).count();
+    let failed: Vec<_> = r.cells.iter().filter(|c| c.status() == CellStatus::Failed).collect();
     assert!(ok >= 1, "the first cell finished before the kill");
     assert!(!failed.is_empty(), "no cell noticed the kill");
     for c in &failed {
-        let reason = c.reason.as_deref().unwrap_or("");
+        let reason = c.reason().unwrap_or("");
         assert!(reason.contains(reason_part), "{}: {reason}", c.scenario);
     }
 }
@@ -155,15 +155,15 @@ fn system_bus_mode_uses_the_existing_bus() {
             .iter()
             .find(|c| c.scenario == s && c.bus.as_deref() == Some("system"))
             .unwrap();
-        assert_eq!(c.status, CellStatus::Ok, "{s}: {:?}", c.reason);
+        assert_eq!(c.status(), CellStatus::Ok, "{s}: {:?}", c.reason());
     }
     // No system bus: the cells fail and say why; the file is still valid.
     let (code, r, out) = run("unix:path=/nonexistent/system_bus_socket");
     assert_eq!(code, Some(1), "{out}");
     let c = r.cells.iter().find(|c| c.bus.as_deref() == Some("system")).unwrap();
     assert!(
-        c.reason.as_deref().unwrap_or("").contains("no system bus socket"),
+        c.reason().unwrap_or("").contains("no system bus socket"),
         "{:?}",
-        c.reason
+        c.reason()
     );
 }

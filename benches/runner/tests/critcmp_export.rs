@@ -46,7 +46,7 @@ fn export(results: &Path, extra: &[&str], to: &Path) -> serde_json::Value {
 fn mean_ns(results: &Path, scenario: &str) -> f64 {
     let r = validate(results);
     let c = r.cells.iter().find(|c| c.scenario == scenario).unwrap();
-    c.measurement.as_ref().unwrap().wall.mean_ns.point
+    c.measurement().unwrap().wall.mean_ns.point
 }
 
 fn run_critcmp(bin: &Path, dir: &Path, args: &[&str]) -> String {

@@ -44,9 +44,9 @@ fn each_fault_becomes_a_failed_cell_and_the_run_goes_on() {
             .iter()
             .find(|c| c.adapter == a && c.scenario == s)
             .unwrap()
-            .reason
-            .clone()
+            .reason()
             .unwrap_or_default()
+            .to_string()
     };
     for s in ["marshal/mixed", "demarshal/mixed"] {
         assert_eq!(status_of(&r, "fault-ok", s), CellStatus::Ok);

@@ -160,14 +160,14 @@ fn bmf_report_has_latency_throughput_and_allocations_of_ok_cells() {
     let ok: Vec<_> = results
         .cells
         .iter()
-        .filter(|c| c.status == harness::results::CellStatus::Ok)
+        .filter(|c| c.status() == harness::results::CellStatus::Ok)
         .collect();
     assert_eq!(ok.len(), 2, "both smoke cells are ok");
     assert_eq!(bmf.as_object().unwrap().len(), ok.len(), "{bmf}");
     for c in ok {
         let name = format!("{}/{}", c.adapter, c.scenario);
         let b = &bmf[&name];
-        let m = c.measurement.as_ref().unwrap();
+        let m = c.measurement().unwrap();
         let latency = &b["latency"];
         assert_eq!(latency["value"].as_f64(), c.median_ns(), "{name}: {bmf}");
         assert_eq!(latency["lower_value"].as_f64(), Some(m.wall.median_ns.lower), "{name}");

@@ -154,7 +154,7 @@ fn the_html_report_renders_in_chromium() {
             .iter()
             .find(|c| c.adapter == adapter && c.scenario == scenario && c.bus.as_deref() == bus)
             .unwrap_or_else(|| panic!("no cell {adapter} {scenario} {bus:?}"))
-            .status
+            .status()
     };
     assert_eq!(
         status("fault-ok", "call/echo-bytes/1024", Some("dbus-daemon")),

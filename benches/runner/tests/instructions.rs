@@ -32,8 +32,15 @@ fn counted_run(dir: &TempDir, name: &str) -> (BTreeMap<(String, String), f64>, S
     );
     let mut counts = BTreeMap::new();
     for c in &r.cells {
-        assert_eq!(c.status, CellStatus::Ok, "{} {}: {:?}", c.adapter, c.scenario, c.reason);
-        let n = c.measurement.as_ref().and_then(|m| m.instructions_per_op);
+        assert_eq!(
+            c.status(),
+            CellStatus::Ok,
+            "{} {}: {:?}",
+            c.adapter,
+            c.scenario,
+            c.reason()
+        );
+        let n = c.measurement().and_then(|m| m.instructions_per_op);
         let n = n.unwrap_or_else(|| panic!("{} {}: no instruction count", c.adapter, c.scenario));
         // Even the hand-written baseline needs hundreds of instructions for 10 units.
         assert!(

@@ -11,8 +11,8 @@ fn costs<'a>(r: &'a ResultsFile, adapter: &str, scenario: &str, bus: Option<&str
         .iter()
         .find(|c| c.adapter == adapter && c.scenario == scenario && c.bus.as_deref() == bus)
         .unwrap_or_else(|| panic!("no cell {adapter} {scenario} {bus:?}"));
-    assert_eq!(c.status, CellStatus::Ok, "{c:?}");
-    let m = c.measurement.as_ref().unwrap();
+    assert_eq!(c.status(), CellStatus::Ok, "{c:?}");
+    let m = c.measurement().unwrap();
     m.costs
         .as_ref()
         .unwrap_or_else(|| panic!("{adapter} {scenario} {bus:?}: no costs: {:?}", m.verification_notes))

@@ -40,7 +40,7 @@ fn buses_are_started_recorded_and_torn_down() {
         let floor: Vec<_> = r.cells.iter().filter(|c| c.scenario == s).collect();
         assert_eq!(floor.len(), 1);
         assert_eq!((floor[0].adapter.as_str(), floor[0].bus.as_deref()), ("raw", None));
-        assert_eq!(floor[0].status, CellStatus::Ok);
+        assert_eq!(floor[0].status(), CellStatus::Ok);
     }
     // Every library cell exists on every bus.
     for bus in &ids {

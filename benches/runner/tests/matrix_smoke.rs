@@ -88,7 +88,11 @@ fn smoke_run_covers_every_cell_and_reports() {
             }
         }
     }
-    let got: std::collections::BTreeSet<_> = r.cells.iter().map(|c| c.key()).collect();
+    let got: std::collections::BTreeSet<_> = r
+        .cells
+        .iter()
+        .map(|c| (c.adapter.clone(), c.scenario.clone(), c.bus.clone()))
+        .collect();
     let missing: Vec<_> = expected.difference(&got).collect();
     let extra: Vec<_> = got.difference(&expected).collect();
     assert!(
@@ -99,24 +103,16 @@ fn smoke_run_covers_every_cell_and_reports() {
     let failed: Vec<String> = r
         .cells
         .iter()
-        .filter(|c| c.status == CellStatus::Failed)
-        .map(|c| {
-            format!(
-                "{} {} {:?}: {}",
-                c.adapter,
-                c.scenario,
-                c.bus,
-                c.reason.as_deref().unwrap_or("")
-            )
-        })
+        .filter(|c| c.status() == CellStatus::Failed)
+        .map(|c| format!("{} {} {:?}: {}", c.adapter, c.scenario, c.bus, c.reason().unwrap_or("")))
         .collect();
     assert!(failed.is_empty(), "failed cells:\n{}", failed.join("\n"));
     // Every ok IPC cell (the floor too) has its per-operation costs, except
     // cold starts (whole processes, timed from outside) and operations slower
     // than the counting limit, which say so.
-    for c in r.cells.iter().filter(|c| c.status == CellStatus::Ok) {
+    for c in r.cells.iter().filter(|c| c.status() == CellStatus::Ok) {
         let is_ipc = c.bus.is_some() || c.scenario.starts_with("baseline/");
-        let m = c.measurement.as_ref().unwrap();
+        let m = c.measurement().unwrap();
         if !is_ipc || c.scenario == "property/cold-start" {
             assert!(m.costs.is_none(), "{c:?}: costs on a cell that is not counted");
             continue;
@@ -148,9 +144,9 @@ fn smoke_run_covers_every_cell_and_reports() {
             ),
         }
     }
-    for c in r.cells.iter().filter(|c| c.status == CellStatus::Unsupported) {
+    for c in r.cells.iter().filter(|c| c.status() == CellStatus::Unsupported) {
         assert!(
-            c.reason.as_deref().is_some_and(|why| !why.is_empty()),
+            c.reason().is_some_and(|why| !why.is_empty()),
             "{c:?}: unsupported without a reason"
         );
     }

@@ -69,12 +69,7 @@ pub fn exec(args: Args, ctx: &Context) -> Result<ExitCode> {
     print!("{}", export::markdown::render(&summary.results));
     let failed = summary.failed();
     for c in &failed {
-        eprintln!(
-            "failed: {} {}: {}",
-            c.adapter,
-            c.scenario,
-            c.reason.as_deref().unwrap_or("")
-        );
+        eprintln!("failed: {} {}: {}", c.adapter, c.scenario, c.reason().unwrap_or(""));
     }
     eprintln!(
         "results: {} ({} cells: {} failed)",

@@ -10,15 +10,15 @@
 //! - IPC cells: `bus-messages`, `syscalls`, `context-switches` and `cpu-time`
 //!   (ns) per operation, summed over the cell's processes (see `table::COST_FIGURES`).
 
-use harness::results::{CellStatus, ResultsFile};
+use harness::results::ResultsFile;
 use serde_json::{json, Map, Value};
 
 use super::table::COST_FIGURES;
 
 pub fn render(r: &ResultsFile) -> String {
     let mut out = Map::new();
-    for c in r.cells.iter().filter(|c| c.status == CellStatus::Ok) {
-        let Some(m) = &c.measurement else { continue };
+    for c in &r.cells {
+        let Some(m) = c.measurement() else { continue };
         let name = match &c.bus {
             Some(bus) => format!("{}/{}@{bus}", c.adapter, c.scenario),
             None => format!("{}/{}", c.adapter, c.scenario),

@@ -33,8 +33,10 @@
 
 use std::collections::BTreeMap;
 
-use harness::results::{Cell, CellStatus, Measurement, ResultsFile};
+use harness::results::{Cell, Measurement, ResultsFile};
 use serde::Serialize;
+
+use crate::stats::median_of_sorted;
 
 /// Criterion's default, and the level of every interval in the results file.
 const CONFIDENCE_LEVEL: f64 = 0.95;
@@ -137,15 +139,6 @@ fn filename_safe(s: &str) -> String {
     s
 }
 
-fn median(sorted: &[f64]) -> f64 {
-    let n = sorted.len();
-    if n % 2 == 1 {
-        sorted[n / 2]
-    } else {
-        (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0
-    }
-}
-
 /// Criterion's median absolute deviation (scaled by 1.4826) of the
 /// per-sample times; without samples, the standard deviation (which the
 /// scaled MAD estimates for normal data).
@@ -155,10 +148,10 @@ fn median_abs_dev(m: &Measurement) -> f64 {
         return m.wall.std_dev_ns;
     }
     s.sort_by(f64::total_cmp);
-    let mid = median(&s);
+    let mid = median_of_sorted(&s);
     let mut dev: Vec<f64> = s.iter().map(|x| (x - mid).abs()).collect();
     dev.sort_by(f64::total_cmp);
-    median(&dev) * MAD_SCALE
+    median_of_sorted(&dev) * MAD_SCALE
 }
 
 fn benchmark(baseline: &str, c: &Cell, m: &Measurement) -> Benchmark {
@@ -194,8 +187,7 @@ pub fn render(r: &ResultsFile, baseline: &str) -> String {
     let benchmarks = r
         .cells
         .iter()
-        .filter(|c| c.status == CellStatus::Ok)
-        .filter_map(|c| c.measurement.as_ref().map(|m| benchmark(baseline, c, m)))
+        .filter_map(|c| c.measurement().map(|m| benchmark(baseline, c, m)))
         .map(|b| (b.criterion_benchmark_v1.full_id.clone(), b))
         .collect();
     let doc = BaseBenchmarks {
@@ -381,7 +373,7 @@ mod tests {
     fn mad_of_even_samples_interpolates() {
         // Samples 1 2 3 5: median 2.5, deviations 1.5 0.5 0.5 2.5, their median 1.
         let r = results();
-        let mut m = r.cells[0].measurement.clone().unwrap();
+        let mut m = r.cells[0].measurement().cloned().unwrap();
         m.wall.sample_ns = vec![5.0, 1.0, 3.0, 2.0];
         assert!((median_abs_dev(&m) - 1.4826).abs() < 1e-12);
     }

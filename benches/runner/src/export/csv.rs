@@ -37,7 +37,7 @@ pub fn render(r: &ResultsFile) -> String {
     out.push_str(",reason\n");
     for c in &r.cells {
         let a = r.adapters.iter().find(|a| a.id == c.adapter);
-        let m = c.measurement.as_ref();
+        let m = c.measurement();
         let costs = m.and_then(|m| m.costs.as_ref());
         let median = m.map(|m| m.wall.median_ns.point);
         let mbps = m.and_then(|m| {
@@ -52,7 +52,7 @@ pub fn render(r: &ResultsFile) -> String {
             a.is_some_and(|a| a.baseline).to_string(),
             field(c.bus.as_deref().unwrap_or("")),
             field(&c.scenario),
-            status_word(c.status).to_string(),
+            status_word(c.status()).to_string(),
             num(median),
             num(m.map(|m| m.wall.median_ns.lower)),
             num(m.map(|m| m.wall.median_ns.upper)),
@@ -83,7 +83,7 @@ pub fn render(r: &ResultsFile) -> String {
             }
         }
         out.push(',');
-        out += &field(c.reason.as_deref().unwrap_or(""));
+        out += &field(c.reason().unwrap_or(""));
         out.push('\n');
     }
     out

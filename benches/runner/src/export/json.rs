@@ -20,10 +20,10 @@ pub fn render(r: &ResultsFile) -> String {
                     "version": row.adapter.version,
                     "baseline": row.adapter.baseline,
                     "cells": row.cells.iter().map(|e| e.as_ref().map(|e| json!({
-                        "status": status_word(e.cell.status),
+                        "status": status_word(e.cell.status()),
                         "median_ns": e.cell.median_ns(),
                         "ratio_to_fastest": e.ratio,
-                        "reason": e.cell.reason,
+                        "reason": e.cell.reason(),
                     }))).collect::<Vec<_>>(),
                 })).collect::<Vec<_>>(),
             })

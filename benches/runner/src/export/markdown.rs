@@ -2,14 +2,13 @@
 
 use std::fmt::Write;
 
-use harness::results::{CellStatus, ResultsFile};
+use harness::results::{AdapterRecord, CellStatus, Outcome, ResultsFile};
 
 use super::table::{self, duration, row_label, si, Entry, Notes};
 
 fn cell_text(e: &Entry, adapter: &str, notes: &mut Notes) -> String {
-    match e.cell.status {
-        CellStatus::Ok => {
-            let m = e.cell.measurement.as_ref().expect("ok cells have a measurement");
+    match &e.cell.outcome {
+        Outcome::Ok(m) => {
             let mut s = duration(m.wall.median_ns.point);
             let mut extra = Vec::new();
             if let Some(r) = e.ratio {
@@ -25,12 +24,9 @@ fn cell_text(e: &Entry, adapter: &str, notes: &mut Notes) -> String {
             }
             s
         }
-        status => {
-            let word = table::status_word(status);
-            let n = notes.number(format!(
-                "{adapter} {word}: {}",
-                e.cell.reason.as_deref().unwrap_or("no reason recorded")
-            ));
+        Outcome::Unsupported { reason } | Outcome::Failed { reason } => {
+            let word = table::status_word(e.cell.status());
+            let n = notes.number(format!("{adapter} {word}: {reason}"));
             format!("{word} [{n}]")
         }
     }
@@ -94,8 +90,7 @@ pub fn render(r: &ResultsFile) -> String {
                 let _ = writeln!(out, "### bus: {bus}{}\n", daemon.unwrap_or_default());
             }
         }
-        let _ = writeln!(out, "| library | {} |", t.columns.join(" | "));
-        let _ = writeln!(out, "|---|{}", "---:|".repeat(t.columns.len()));
+        library_table_head(&t, &mut out);
         for row in &t.rows {
             let cells: Vec<String> = row
                 .cells
@@ -105,7 +100,7 @@ pub fn render(r: &ResultsFile) -> String {
                         .map_or_else(|| "–".to_string(), |e| cell_text(e, &row.adapter.id, &mut notes))
                 })
                 .collect();
-            let _ = writeln!(out, "| {} | {} |", row_label(row.adapter), cells.join(" | "));
+            library_row(row.adapter, &cells, &mut out);
         }
         out.push('\n');
         if matches!(t.group, table::Group::Codec) {
@@ -128,6 +123,16 @@ pub fn render(r: &ResultsFile) -> String {
     out
 }
 
+/// The head of a table with a row per library and a column per scenario of `t`.
+fn library_table_head(t: &table::Table, out: &mut String) {
+    let _ = writeln!(out, "| library | {} |", t.columns.join(" | "));
+    let _ = writeln!(out, "|---|{}", "---:|".repeat(t.columns.len()));
+}
+
+fn library_row(adapter: &AdapterRecord, cells: &[String], out: &mut String) {
+    let _ = writeln!(out, "| {} | {} |", row_label(adapter), cells.join(" | "));
+}
+
 /// Instructions per operation (`run --instructions`), with the ratio to the
 /// fewest in the column; only when some cell has them.
 fn instructions_table(t: &table::Table, out: &mut String) {
@@ -136,8 +141,7 @@ fn instructions_table(t: &table::Table, out: &mut String) {
     }
     let fewest: Vec<Option<f64>> = (0..t.columns.len()).map(|i| table::fewest_instructions(t, i)).collect();
     let _ = writeln!(out, "### instructions per operation (callgrind)\n");
-    let _ = writeln!(out, "| library | {} |", t.columns.join(" | "));
-    let _ = writeln!(out, "|---|{}", "---:|".repeat(t.columns.len()));
+    library_table_head(t, out);
     for row in &t.rows {
         let cells: Vec<String> = row
             .cells
@@ -149,7 +153,7 @@ fn instructions_table(t: &table::Table, out: &mut String) {
                 (None, _) => "–".into(),
             })
             .collect();
-        let _ = writeln!(out, "| {} | {} |", row_label(row.adapter), cells.join(" | "));
+        library_row(row.adapter, &cells, out);
     }
     out.push('\n');
 }
@@ -177,11 +181,10 @@ fn cost_tables(t: &table::Table, out: &mut String) {
             ""
         };
         let _ = writeln!(out, "#### {}{each}\n", f.title);
-        let _ = writeln!(out, "| library | {} |", t.columns.join(" | "));
-        let _ = writeln!(out, "|---|{}", "---:|".repeat(t.columns.len()));
+        library_table_head(t, out);
         for (row, texts) in t.rows.iter().zip(texts) {
             let cells: Vec<String> = texts.into_iter().map(|s| s.unwrap_or_else(|| "–".into())).collect();
-            let _ = writeln!(out, "| {} | {} |", row_label(row.adapter), cells.join(" | "));
+            library_row(row.adapter, &cells, out);
         }
         out.push('\n');
     }
@@ -206,7 +209,7 @@ fn bus_vs_bus(r: &ResultsFile, out: &mut String) {
             .iter()
             .filter(|c| c.adapter == a.id && c.bus.is_some())
             .collect();
-        if !cells.iter().any(|c| c.status == CellStatus::Ok) {
+        if !cells.iter().any(|c| c.status() == CellStatus::Ok) {
             continue;
         }
         let _ = writeln!(out, "### bus vs bus: {}\n", row_label(a));
@@ -227,7 +230,7 @@ fn bus_vs_bus(r: &ResultsFile, out: &mut String) {
                         .find(|c| c.scenario == s && c.bus.as_deref() == Some(b))
                         .map_or("–".into(), |c| {
                             c.median_ns()
-                                .map_or_else(|| table::status_word(c.status).into(), duration)
+                                .map_or_else(|| table::status_word(c.status()).into(), duration)
                         })
                 })
                 .collect();

@@ -50,7 +50,7 @@ pub struct Entry<'a> {
 /// Instructions per operation of a cell (`run --instructions`), when counted.
 pub fn instructions(e: &Option<Entry>) -> Option<f64> {
     e.as_ref()
-        .and_then(|e| e.cell.measurement.as_ref())
+        .and_then(|e| e.cell.measurement())
         .and_then(|m| m.instructions_per_op)
 }
 
@@ -142,7 +142,7 @@ pub const COST_FIGURES: [CostFigure; 4] = [
 /// The costs of a table entry, when counted.
 pub fn costs<'a>(e: &Option<Entry<'a>>) -> Option<&'a IpcCosts> {
     e.as_ref()
-        .and_then(|e| e.cell.measurement.as_ref())
+        .and_then(|e| e.cell.measurement())
         .and_then(|m| m.costs.as_ref())
 }
 

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use anyhow::Result;
 use harness::contract::{self, CriterionSettings};
 use harness::ipc::{IpcOp, Transport};
-use harness::results::{Cell, CellStatus, Measurement};
+use harness::results::{Cell, CellKey, Measurement, Outcome};
 
 use super::bus_session::BusSession;
 use super::cold_start;
@@ -35,13 +35,6 @@ pub struct CellContext<'a> {
 /// An IPC cell's bus session, or why there is none.
 pub type Session<'s> = Result<&'s mut BusSession, String>;
 
-/// How a cell ended, before it becomes a results `Cell`.
-enum Outcome {
-    Measured(Box<Measurement>),
-    Unsupported(String),
-    Failed(String),
-}
-
 /// Runs one cell. `session` is `Some` for cells on a bus (or p2p). `Err`
 /// only for what ends the run (the scratch directory failing).
 pub fn run(ctx: &CellContext, cell: &Planned, adapter: &RunAdapter, session: Option<Session>) -> Result<Cell> {
@@ -51,7 +44,7 @@ pub fn run(ctx: &CellContext, cell: &Planned, adapter: &RunAdapter, session: Opt
         None => measure(ctx, cell, &adapter.bin, session)?,
     };
     let outcome = match outcome {
-        Outcome::Measured(m) if ctx.instructions => count_instructions(ctx, cell, &adapter.bin, m),
+        Outcome::Ok(m) if ctx.instructions => count_instructions(ctx, cell, &adapter.bin, m),
         other => other,
     };
     Ok(to_cell(cell, outcome, started.elapsed()))
@@ -62,29 +55,24 @@ pub fn run(ctx: &CellContext, cell: &Planned, adapter: &RunAdapter, session: Opt
 fn listed_outcome(cell: &Planned, adapter: &RunAdapter, session: Option<&Session>) -> Option<Outcome> {
     let d = match &adapter.described {
         Ok(d) => d,
-        Err(e) => return Some(Outcome::Failed(e.clone())),
+        Err(e) => return Some(Outcome::Failed { reason: e.clone() }),
     };
     let p2p = matches!(session, Some(Ok(s)) if s.is_p2p());
     let unsupported = if p2p { &d.unsupported_p2p } else { &d.unsupported };
     unsupported
         .get(&cell.scenario)
-        .map(|reason| Outcome::Unsupported(reason.clone()))
+        .map(|reason| Outcome::Unsupported { reason: reason.clone() })
 }
 
 fn to_cell(cell: &Planned, outcome: Outcome, elapsed: Duration) -> Cell {
-    let (status, reason, measurement) = match outcome {
-        Outcome::Measured(m) => (CellStatus::Ok, None, Some(*m)),
-        Outcome::Unsupported(r) => (CellStatus::Unsupported, Some(r), None),
-        Outcome::Failed(r) => (CellStatus::Failed, Some(r), None),
-    };
-    Cell {
+    let key = CellKey {
         adapter: cell.adapter.id.clone(),
         scenario: cell.scenario.clone(),
         bus: cell.bus.map(|b| b.id.clone()),
-        status,
-        reason,
-        measurement,
+    };
+    Cell {
         elapsed_s: elapsed.as_secs_f64(),
+        ..Cell::new(key, outcome)
     }
 }
 
@@ -129,14 +117,14 @@ fn prepare_ipc(ctx: &CellContext, cell: &Planned, bin: &Path, session: &mut BusS
 fn measure(ctx: &CellContext, cell: &Planned, bin: &Path, session: Option<Session>) -> Result<Outcome> {
     let mut session = match session {
         None => None,
-        Some(Err(reason)) => return Ok(Outcome::Failed(reason)),
+        Some(Err(reason)) => return Ok(Outcome::Failed { reason }),
         Some(Ok(s)) => Some(s),
     };
     let ipc = match session.as_deref_mut().map(|s| prepare_ipc(ctx, cell, bin, s)) {
         None => None,
         Some(Ok(Prepared::Bench(setup))) => Some(setup),
-        Some(Ok(Prepared::Measured(m))) => return Ok(Outcome::Measured(m)),
-        Some(Err(reason)) => return Ok(Outcome::Failed(reason)),
+        Some(Ok(Prepared::Measured(m))) => return Ok(Outcome::Ok(m)),
+        Some(Err(reason)) => return Ok(Outcome::Failed { reason }),
     };
     let result_file = ctx.scratch.join("measurement.json");
     let _ = std::fs::remove_file(&result_file);
@@ -164,15 +152,16 @@ fn measure(ctx: &CellContext, cell: &Planned, bin: &Path, session: Option<Sessio
         ctx.client_cpu,
     )?;
     if let Some(reason) = out.unsupported_reason() {
-        return Ok(Outcome::Unsupported(reason));
+        return Ok(Outcome::Unsupported { reason });
     }
     if !out.success() {
         // Say what broke when the bus or the server went away under the cell.
         let cause = session.as_deref_mut().and_then(|s| s.health(cell.adapter).err());
-        return Ok(Outcome::Failed(match cause {
+        let reason = match cause {
             Some(cause) => format!("{cause}; the client: {}", out.describe()),
             None => out.describe(),
-        }));
+        };
+        return Ok(Outcome::Failed { reason });
     }
     let mut m = match std::fs::read(&result_file)
         .map_err(anyhow::Error::from)
@@ -180,9 +169,9 @@ fn measure(ctx: &CellContext, cell: &Planned, bin: &Path, session: Option<Sessio
     {
         Ok(m) => m,
         Err(e) => {
-            return Ok(Outcome::Failed(format!(
-                "the adapter exited 0 but its result is unreadable: {e}"
-            )))
+            return Ok(Outcome::Failed {
+                reason: format!("the adapter exited 0 but its result is unreadable: {e}"),
+            })
         }
     };
     if let (Some(session), Some(ipc)) = (session.as_deref(), &ipc) {
@@ -194,10 +183,10 @@ fn measure(ctx: &CellContext, cell: &Planned, bin: &Path, session: Option<Sessio
             session,
         };
         if let Err(why) = add_costs(ctx, &mut m, counted) {
-            return Ok(Outcome::Failed(why)); // interrupted: the cell is missing, not done
+            return Ok(Outcome::Failed { reason: why }); // interrupted: the cell is missing, not done
         }
     }
-    Ok(Outcome::Measured(Box::new(m)))
+    Ok(Outcome::Ok(Box::new(m)))
 }
 
 /// An IPC cell whose costs are to be counted, and the processes it involves.
@@ -265,7 +254,7 @@ fn add_costs(ctx: &CellContext, m: &mut Measurement, cell: Counted) -> Result<()
 fn count_instructions(ctx: &CellContext, cell: &Planned, bin: &Path, mut m: Box<Measurement>) -> Outcome {
     let is_codec = harness::scenario::find(&cell.scenario).is_some_and(|s| s.ipc_op().is_none());
     if !is_codec {
-        return Outcome::Measured(m);
+        return Outcome::Ok(m);
     }
     if m.wall.median_ns.point > instructions::MAX_NATIVE_NS {
         m.verification_notes.push(format!(
@@ -273,13 +262,15 @@ fn count_instructions(ctx: &CellContext, cell: &Planned, bin: &Path, mut m: Box<
             m.wall.median_ns.point / 1e6,
             instructions::MAX_NATIVE_NS / 1e6
         ));
-        return Outcome::Measured(m);
+        return Outcome::Ok(m);
     }
     match instructions::count(bin, &cell.scenario, ctx.scratch, ctx.timeout, ctx.interrupted) {
         Ok(n) => {
             m.instructions_per_op = Some(n);
-            Outcome::Measured(m)
+            Outcome::Ok(m)
         }
-        Err(reason) => Outcome::Failed(format!("counting instructions: {reason:#}")),
+        Err(reason) => Outcome::Failed {
+            reason: format!("counting instructions: {reason:#}"),
+        },
     }
 }

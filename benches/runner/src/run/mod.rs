@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Result;
-use harness::results::{Cell, CellStatus, ResultsFile};
+use harness::results::{Cell, CellStatus, Outcome, ResultsFile};
 
 use bus_session::CurrentBus;
 use cell::CellContext;
@@ -55,7 +55,7 @@ impl RunSummary {
         self.results
             .cells
             .iter()
-            .filter(|c| c.status == CellStatus::Failed)
+            .filter(|c| c.status() == CellStatus::Failed)
             .collect()
     }
 }
@@ -110,7 +110,7 @@ pub fn run(opts: RunOptions, interrupted: Arc<AtomicBool>) -> Result<RunSummary>
         let on = planned.bus.map(|b| format!(" on {}", b.id)).unwrap_or_default();
         bar.set_message(format!("{} {}{on}", planned.adapter.id, planned.scenario));
         let c = cell::run(&ctx, &planned, &roster[&planned.adapter.id], session)?;
-        if c.status == CellStatus::Failed {
+        if c.status() == CellStatus::Failed {
             if interrupted.load(Ordering::SeqCst) {
                 // An interrupted cell is missing, not failed: --resume runs it again.
                 was_interrupted = true;
@@ -120,7 +120,7 @@ pub fn run(opts: RunOptions, interrupted: Arc<AtomicBool>) -> Result<RunSummary>
                 "failed: {} {}: {}",
                 c.adapter,
                 c.scenario,
-                c.reason.as_deref().unwrap_or("")
+                c.reason().unwrap_or("")
             ));
         }
         results.cells.push(c);
@@ -159,7 +159,7 @@ fn set_floor_ratios(results: &mut ResultsFile) {
             .and_then(|s| s.ipc_op())
             .and_then(harness::scenario::floor_of)
             .and_then(|f| floors.get(&f).copied());
-        if let (Some(m), Some(f)) = (c.measurement.as_mut(), floor) {
+        if let (Outcome::Ok(m), Some(f)) = (&mut c.outcome, floor) {
             if c.bus.is_some() && f > 0.0 {
                 m.floor_ratio = Some(m.wall.median_ns.point / f);
             }

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use harness::ipc::IpcOp;
-use harness::results::{ResultsFile, RunInfo, FORMAT_NAME, SCHEMA_VERSION};
+use harness::results::{CellKey, ResultsFile, RunInfo, FORMAT_NAME, SCHEMA_VERSION};
 
 use super::bus_session::SYSTEM_BUS;
 use super::RunOptions;
@@ -30,7 +30,7 @@ pub fn plan<'a>(
     adapters: &[&'a AdapterEntry],
     scenarios: &[&'a ScenarioEntry],
     buses: &[&'a BusEntry],
-    done: &HashSet<(String, String, Option<String>)>,
+    done: &HashSet<CellKey>,
 ) -> Vec<Planned<'a>> {
     let mut plan = Vec::new();
     let groups = std::iter::once(None).chain(buses.iter().map(|b| Some(*b)));
@@ -49,7 +49,11 @@ pub fn plan<'a>(
                     Some(_) if is_floor => a.baseline,
                     Some(_) => !a.baseline,
                 };
-                let key = (a.id.clone(), s.id.clone(), bus.map(|b| b.id.clone()));
+                let key = CellKey {
+                    adapter: a.id.clone(),
+                    scenario: s.id.clone(),
+                    bus: bus.map(|b| b.id.clone()),
+                };
                 if wanted && !done.contains(&key) {
                     plan.push(Planned {
                         adapter: a,

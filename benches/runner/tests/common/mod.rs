@@ -131,7 +131,7 @@ pub fn validate(path: &Path) -> ResultsFile {
             "cell of unknown adapter {}",
             c.adapter
         );
-        if let Some(m) = &c.measurement {
+        if let Some(m) = c.measurement() {
             let e = &m.wall.median_ns;
             assert!(
                 e.lower <= e.point && e.point <= e.upper,
@@ -154,7 +154,7 @@ pub fn status_of(r: &ResultsFile, adapter: &str, scenario: &str) -> CellStatus {
         .iter()
         .find(|c| c.adapter == adapter && c.scenario == scenario)
         .unwrap_or_else(|| panic!("no cell {adapter} {scenario}"))
-        .status
+        .status()
 }
 
 /// A matrix of fault adapters (symlinks to the fault-adapter binary, which
