@@ -26,7 +26,7 @@ let
       then !(builtins.elem rel [ ".git" "benches/target" "results" ])
       else builtins.match ".*\\.nix" base != null;
   };
-  nixLint = name: command: pkgs.runCommand "dbus-matrix-${name}" { nativeBuildInputs = [ pkgs.${name} ]; } ''
+  nixLint = name: tool: command: pkgs.runCommand "dbus-matrix-${name}" { nativeBuildInputs = [ tool ]; } ''
     ${command} ${nixFiles}
     touch $out
   '';
@@ -66,8 +66,8 @@ in
     ];
   });
 
-  deadnix = nixLint "deadnix" "deadnix --fail";
-  nixpkgs-fmt = nixLint "nixpkgs-fmt" "nixpkgs-fmt --check";
+  deadnix = nixLint "deadnix" pkgs.deadnix "deadnix --fail";
+  nixpkgs-fmt = nixLint "nixpkgs-fmt" pkgs.nixpkgs-fmt "nixpkgs-fmt --check";
 
   app-default = appScripts.default;
   app-vm-bench = appScripts.vm-bench;
