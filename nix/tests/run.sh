@@ -245,6 +245,10 @@ step "mutant: the wrapper does not pin busd" \
   mutant nix/buses.nix '/DBUS_MATRIX_BUSD = /d'
 step "mutant: every VM test on services.dbus.implementation = \"dbus\"" \
   mutant vm-tests/default.nix 's/services.dbus.implementation = bus.nixos_implementation;/services.dbus.implementation = "dbus";/'
+step "mutant: the VM checks run the whole smoke matrix again" \
+  mutant vm-tests/default.nix 's/runTimeout = 420; scenarios = checkScenarios;/runTimeout = 420; scenarios = null;/'
+step "mutant: the VM checks may take an hour" \
+  mutant vm-tests/default.nix 's/globalTimeout = 600;/globalTimeout = 3600;/'
 step "mutant: nix run uses the smoke profile" \
   mutant nix/apps.nix 's/run --profile quick/run --profile smoke/'
 step "mutant: flake.lock pins another nixpkgs revision" \

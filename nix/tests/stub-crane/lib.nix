@@ -12,6 +12,7 @@ let
     "cargoToml"
     "cargoLock"
     "postUnpack"
+    "preCheck"
     "pname"
     "version"
     "strictDeps"
