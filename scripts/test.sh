@@ -19,6 +19,8 @@ cargo clippy --release --workspace --all-targets -- -D warnings
 step "cargo nextest (release, against the binaries just built)"
 cargo nextest run --release --workspace --no-fail-fast
 cd ..
+step "the flake's cargo-nextest check as the Nix build sandbox runs it (check layout, profile nix-sandbox, nobody, no network)"
+bash nix/tests/sandbox-nextest.sh
 step "offline Nix checks under the host's Nix (Debian 12: 2.8): parse, flake check against the model stubs, wiring, mutants, nixpkgs model, deadnix, nixpkgs-fmt"
 bash nix/tests/run.sh
 step "offline Nix checks under Nix 2.26 (Debian trixie's nix-bin in a cached chroot, private mount namespace)"

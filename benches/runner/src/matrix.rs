@@ -217,7 +217,10 @@ mod tests {
     use super::*;
 
     fn repo_matrix() -> String {
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../matrix.toml")).unwrap()
+        // CARGO_MANIFEST_DIR of run time first (nextest sets it): the tests
+        // may run from a copy of the workspace (the Nix check's layout).
+        let dir = std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").into());
+        std::fs::read_to_string(Path::new(&dir).join("../../matrix.toml")).unwrap()
     }
 
     #[test]
