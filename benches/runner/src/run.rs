@@ -121,6 +121,7 @@ pub fn run(opts: RunOptions, interrupted: Arc<AtomicBool>) -> Result<RunSummary>
             id: id.into(),
             debian: None,
             cargo: None,
+            crate_sha256: None,
             nix: None,
             nixos_implementation: None,
         });
