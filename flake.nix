@@ -24,7 +24,7 @@
           pkgs = nixpkgs.legacyPackages.${system};
           craneLib = crane.mkLib pkgs;
           workspace = import ./nix/workspace.nix { inherit pkgs craneLib util; };
-          buses = import ./nix/buses.nix { inherit pkgs matrix util; };
+          buses = import ./nix/buses.nix { inherit pkgs craneLib matrix util; };
           adapters = import ./nix/adapters.nix { inherit craneLib workspace matrix; };
           runner = import ./nix/runner.nix { inherit pkgs craneLib workspace matrix adapters buses revision util; };
           vmTests = import ./vm-tests { inherit pkgs matrix buses runner revision util; };
@@ -34,7 +34,7 @@
           packages = adapters // { inherit (runner) dbus-matrix default; };
           checks = import ./nix/checks.nix { inherit pkgs craneLib workspace matrix buses vmTests; appScripts = apps.scripts; };
           inherit (apps) apps;
-          devShells.default = import ./nix/devshell.nix { inherit pkgs; };
+          devShells.default = import ./nix/devshell.nix { inherit pkgs buses; };
           formatter = pkgs.nixpkgs-fmt;
         };
 

@@ -1,10 +1,16 @@
-# The bus daemons: which nixpkgs package each bus of matrix.toml comes from
-# (its `nix` attribute), the variables that pin them for the runner, and the
+# The bus daemons: the package of each bus of matrix.toml (its `nix`, an
+# attribute of nixpkgs, or its `cargo`, a crate the flake builds itself:
+# nix/crate-bus.nix), the variables that pin them for the runner, and the
 # system-bus policy the NixOS VM tests install.
-{ pkgs, matrix, util }:
+{ pkgs, craneLib, matrix, util }:
 let
-  busById = util.mapToAttrs (bus: bus.id) (bus: bus) matrix.buses;
-  package = id: pkgs.${busById.${id}.nix};
+  # Each attribute of nixpkgs named here is in nix/tests/stub-nixpkgs/model.json.
+  packageOf = bus:
+    if bus ? nix then pkgs.${bus.nix}
+    else if bus ? cargo then import ./crate-bus.nix { inherit craneLib bus; }
+    else throw "matrix.toml: bus ${bus.id} has neither `nix` nor `cargo`";
+  packages = util.mapToAttrs (bus: bus.id) packageOf (builtins.filter (bus: bus ? nix || bus ? cargo) matrix.buses);
+  package = id: packages.${id};
 
   # Same values as LIMITS in benches/bus/src/config.rs (the private buses), so
   # the system bus in the VM runs the matrix under the same limits; above
@@ -35,7 +41,7 @@ let
     matrix.adapters);
 in
 {
-  inherit package serviceName;
+  inherit package packages serviceName;
 
   # The runner takes each daemon from these (else from PATH); the wrapped
   # runner and the cargo-nextest check set them to the pinned packages.

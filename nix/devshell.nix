@@ -1,5 +1,5 @@
 # `nix develop`: the pinned toolchain, the bus daemons and the test tools.
-{ pkgs }:
+{ pkgs, buses }:
 pkgs.mkShell {
   packages = [
     pkgs.rustc
@@ -7,9 +7,9 @@ pkgs.mkShell {
     pkgs.clippy
     pkgs.rustfmt
     pkgs.pkg-config
-    pkgs.dbus
-    pkgs.dbus-broker
-    pkgs.busd
+    (buses.package "dbus-daemon")
+    (buses.package "dbus-broker")
+    (buses.package "busd")
     pkgs.valgrind
     pkgs.cargo-nextest
     pkgs.deadnix

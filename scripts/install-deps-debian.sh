@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what host mode needs on Debian 12, idempotently (fast when done):
-#   runtime: dbus-daemon, dbus-broker, busd (cargo), libdbus-1-dev + pkg-config (dbus-rs links libdbus)
+#   runtime: dbus-daemon, dbus-broker, busd (cargo, the version matrix.toml names),
+#            libdbus-1-dev + pkg-config (dbus-rs links libdbus)
 #   tests:   valgrind (instruction counts), nix-bin (offline flake evaluation), chromium
 #            (headless, renders the HTML report), deadnix and nixpkgs-fmt (cargo),
 #            critcmp (cargo; reads `report --format critcmp` in tests),
@@ -36,7 +37,18 @@ cargo_tool() {
     cargo install --quiet --locked "$name@$version"
   fi
 }
-cargo_tool busd 0.6.1 busd
+# The bus daemons published as crates: matrix.toml's `cargo = "NAME@VERSION"`
+# (the same line the flake builds from: nix/crate-bus.nix).
+matrix=$(dirname "$0")/../matrix.toml
+mapfile -t crate_buses < <(sed -n 's/^cargo = "\([A-Za-z0-9_-]*\)@\([^"]*\)"$/\1 \2/p' "$matrix")
+if [ ${#crate_buses[@]} -eq 0 ]; then
+  echo "install-deps: no bus with cargo = \"NAME@VERSION\" in $matrix" >&2
+  exit 2
+fi
+for crate in "${crate_buses[@]}"; do
+  read -r name version <<<"$crate"
+  cargo_tool "$name" "$version" "$name"
+done
 if [ "$what" = all ]; then
   cargo_tool deadnix 1.3.1 deadnix
   cargo_tool nixpkgs-fmt 1.3.0 nixpkgs-fmt

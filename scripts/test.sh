@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Every test, as CI runs it: install what is missing, format and lint checks,
 # build, the Rust test suites (verification, smoke run of the whole matrix,
-# fault injection, bus teardown, ...), then the offline Nix checks.
+# fault injection, bus teardown, ...), then the offline Nix checks under
+# Nix 2.8 and Nix 2.26.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps-debian.sh all
@@ -18,5 +19,9 @@ cargo clippy --release --workspace --all-targets -- -D warnings
 step "cargo nextest (release, against the binaries just built)"
 cargo nextest run --release --workspace --no-fail-fast
 cd ..
-step "offline Nix checks (parse, flake check against stubs, wiring, deadnix, nixpkgs-fmt)"
+step "the flake's cargo-nextest check as the Nix build sandbox runs it (check layout, profile nix-sandbox, nobody, no network)"
+bash nix/tests/sandbox-nextest.sh
+step "offline Nix checks under the host's Nix (Debian 12: 2.8): parse, flake check against the model stubs, wiring, mutants, nixpkgs model, deadnix, nixpkgs-fmt"
 bash nix/tests/run.sh
+step "offline Nix checks under Nix 2.26 (Debian trixie's nix-bin in a cached chroot, private mount namespace)"
+bash nix/tests/modern-nix.sh bash nix/tests/run.sh --nix-only

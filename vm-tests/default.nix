@@ -2,8 +2,14 @@
 # one test per bus of matrix.toml with `nixos_implementation` (dbus-daemon:
 # "dbus", dbus-broker: "broker"). Each boots one VM with a fixed size, runs
 # `dbus-matrix run --system-bus` there, checks the results file and copies it
-# out. `checks` run the smoke profile (`nix flake check`); `bench` runs the full
-# profile and is only ever run by `nix run .#vm-bench`, outside the sandbox.
+# out.
+# - `checks` (`nix flake check`, needs KVM) are correctness tests: every
+#   adapter of matrix.toml runs a handful of cells (`scenarios` below) over
+#   the VM's real system bus in the smoke profile; every adapter x scenario
+#   must have a cell, none may fail, every adapter must have an ok cell.
+#   Minutes, not the benchmark: the run has 420 s, the whole test 600 s.
+# - `bench` runs the full profile and is only ever run by `nix run .#vm-bench`,
+#   outside the sandbox: a timing is never a cached build result.
 { pkgs, matrix, buses, runner, revision, util }:
 let
   # Fixed, so that runs on different hosts compare: the results record them
@@ -13,10 +19,17 @@ let
     memoryMiB = 4096;
   };
 
-  mkTest = { bus, profile, globalTimeout, runTimeout }:
+  # One marshalling cell and the three IPC shapes (method call, property,
+  # signal) per adapter: each library's IPC path over the system bus, once.
+  checkScenarios = [ "marshal/mixed" "call/void" "property/get" "signal/emit-receive" ];
+
+  mkTest = { bus, profile, globalTimeout, runTimeout, scenarios }:
     let
       params = {
-        inherit profile revision;
+        inherit profile revision scenarios;
+        # A correctness run (a scenario selection): no cell may fail.
+        strict = scenarios != null;
+        adapters = map (a: a.id) matrix.adapters;
         bus = bus.id;
         implementation = bus.nixos_implementation;
         inherit (vm) cores;
@@ -51,6 +64,6 @@ let
     util.mapToAttrs (bus: "vm-${bus.id}") (bus: mkTest ({ inherit bus profile; } // settings)) matrix.nixosBuses;
 in
 {
-  checks = forBuses "smoke" { globalTimeout = 3600; runTimeout = 2700; };
-  bench = forBuses "full" { globalTimeout = 48 * 3600; runTimeout = null; };
+  checks = forBuses "smoke" { globalTimeout = 600; runTimeout = 420; scenarios = checkScenarios; };
+  bench = forBuses "full" { globalTimeout = 48 * 3600; runTimeout = null; scenarios = null; };
 }

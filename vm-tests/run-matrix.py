@@ -1,6 +1,7 @@
 # The NixOS test script of vm-tests/default.nix, which puts `import json` and
 # `params` (profile, bus, implementation, cores, memory_mib, revision,
-# run_timeout) before it. `machine` comes from the NixOS test driver.
+# run_timeout, scenarios, adapters, strict) before it. `machine` comes from
+# the NixOS test driver.
 
 RESULTS = "/tmp/dbus-matrix-results"
 DAEMONS = {"dbus": "dbus-daemon", "broker": "dbus-broker"}
@@ -46,6 +47,30 @@ def check_results(results, params):
     # (this needs the system.d policy for io.killing.spark.*).
     if not any(c.get("status") == "ok" and c.get("bus") not in (None, "p2p") for c in cells):
         problems.append("no IPC cell over the system bus is ok")
+    if params["strict"]:
+        problems += check_selection(cells, params)
+    return problems
+
+
+def check_selection(cells, params):
+    """A correctness run (the checks): every adapter x scenario of the
+    selection has a cell (an IPC one over the system bus), none failed, and
+    every adapter has an ok cell."""
+    problems = []
+    for adapter in params["adapters"]:
+        mine = [c for c in cells if c.get("adapter") == adapter]
+        for scenario in params["scenarios"]:
+            ipc = not scenario.startswith(("marshal/", "demarshal/"))
+            if not any(c.get("scenario") == scenario and (not ipc or c.get("bus") == "system") for c in mine):
+                where = " over the system bus" if ipc else ""
+                problems.append(f"no cell {adapter} {scenario}{where}")
+        if not any(c.get("status") == "ok" for c in mine):
+            problems.append(f"adapter {adapter} has no ok cell")
+    for c in cells:
+        if c.get("scenario") not in params["scenarios"]:
+            problems.append(f"cell {c.get('adapter')} {c.get('scenario')} is outside the selection")
+        if c.get("status") == "failed":
+            problems.append(f"cell {c.get('adapter')} {c.get('scenario')} {c.get('bus')} failed: {c.get('reason')}")
     return problems
 
 
@@ -62,18 +87,20 @@ for daemon in DAEMONS.values():
         machine.fail(f"pgrep -x {daemon}")
 
 machine.succeed(f"rm -rf {RESULTS} && mkdir -p {RESULTS}")
+selection = f" --scenarios {','.join(params['scenarios'])}" if params["scenarios"] else ""
 status, _ = machine.execute(
     "DBUS_MATRIX_MODE=nixos-vm"
     f" DBUS_MATRIX_VM_CORES={params['cores']}"
     f" DBUS_MATRIX_VM_MEMORY_MIB={params['memory_mib']}"
-    f" dbus-matrix run --profile {params['profile']} --system-bus --quiet --out {RESULTS}"
+    f" dbus-matrix run --profile {params['profile']} --system-bus{selection} --quiet --out {RESULTS}"
     f" > {RESULTS}/run.log 2>&1",
     timeout=params["run_timeout"],
 )
-# 0: every cell ok or unsupported; 1: some cell failed (recorded in the file).
-# Anything else (bad input, interrupted, crash) is a broken run.
+# 0: every cell ok or unsupported; 1: some cell failed (recorded in the file;
+# a failure for the strict correctness run). Anything else (bad input,
+# interrupted, crash) is a broken run.
 machine.copy_from_vm(RESULTS, "")
-if status not in (0, 1):
+if status not in ((0,) if params["strict"] else (0, 1)):
     print(machine.succeed(f"tail -n 50 {RESULTS}/run.log"))
     raise Exception(f"dbus-matrix run exited with {status}")
 

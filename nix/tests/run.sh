@@ -15,9 +15,19 @@
 # `nix` commands are enabled per command (--extra-experimental-features), and
 # substituters are off, so nothing is ever downloaded.
 #
-# Usage: bash nix/tests/run.sh   (from anywhere; exits non-zero if a check fails)
+# Usage: bash nix/tests/run.sh [--nix-only]   (from anywhere; non-zero if a check fails)
+#   --nix-only: only the steps that run Nix (nix/tests/modern-nix.sh runs
+#   them again under Nix 2.26, in a Debian trixie chroot that has no
+#   deadnix/nixpkgs-fmt/cargo); the lints and the busd crate check run once.
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
+nix_only=0
+if [ "${1:-}" = --nix-only ]; then
+  nix_only=1
+elif [ "$#" -gt 0 ]; then
+  echo "usage: $0 [--nix-only]" >&2
+  exit 2
+fi
 
 missing=0
 need() {
@@ -28,8 +38,10 @@ need() {
 }
 need nix "install Nix >= 2.8 (Debian: apt-get install nix-bin)"
 need nix-instantiate "install Nix >= 2.8 (Debian: apt-get install nix-bin)"
-need deadnix "cargo install --locked deadnix (and put ~/.cargo/bin on PATH)"
-need nixpkgs-fmt "cargo install --locked nixpkgs-fmt (and put ~/.cargo/bin on PATH)"
+if [ "$nix_only" -eq 0 ]; then
+  need deadnix "cargo install --locked deadnix (and put ~/.cargo/bin on PATH)"
+  need nixpkgs-fmt "cargo install --locked nixpkgs-fmt (and put ~/.cargo/bin on PATH)"
+fi
 need git "apt-get install git"
 need python3 "apt-get install python3"
 need tar "apt-get install tar"
@@ -154,6 +166,70 @@ mutant() {
   grep -A20 "checks failed:" <<<"$err" | sed 's/^/  /'
 }
 
+# scanner_mutant DESCRIPTION FILE SED-EXPRESSION NEEDLE: a copy with FILE
+# edited must fail the nixpkgs-model test with a message containing NEEDLE.
+scanner_mutant() {
+  local file=$1 expr=$2 needle=$3 tmp out status
+  tmp=$(mktemp -d)
+  copy_tree "$tmp"
+  sed -i -e "$expr" "$tmp/$file"
+  if cmp -s "$file" "$tmp/$file"; then
+    echo "the mutation did not apply to $file: update it to match the code"
+    rm -rf "$tmp"
+    return 1
+  fi
+  diff -u "$file" "$tmp/$file" | sed -n 's/^[-+][^-+]/  &/p'
+  out=$(python3 nix/tests/nixpkgs_model_test.py "$tmp" 2>&1)
+  status=$?
+  rm -rf "$tmp"
+  if [ "$status" -eq 0 ]; then
+    echo "the nixpkgs-model test PASSED on this mutant: it cannot see this defect"
+    return 1
+  fi
+  if ! grep -qF -- "$needle" <<<"$out"; then
+    echo "the nixpkgs-model test failed, but without '$needle':"
+    echo "$out"
+    return 1
+  fi
+  echo "the nixpkgs-model test fails as intended:"
+  sed 's/^/  /' <<<"$out"
+}
+
+# nix/busd/Cargo.lock is the Cargo.lock of the .crate matrix.toml names (the
+# one `cargo install` fetched into cargo's registry cache), whose sha256 is
+# matrix.toml's crate_sha256.
+crate_lock_matches() {
+  python3 - <<'PY'
+import glob, hashlib, io, os, pathlib, sys, tarfile, tomllib
+matrix = tomllib.loads(pathlib.Path("matrix.toml").read_text())
+home = os.environ.get("CARGO_HOME", os.path.expanduser("~/.cargo"))
+bad = 0
+for bus in matrix["bus"]:
+    if "cargo" not in bus:
+        continue
+    name, version = bus["cargo"].split("@")
+    found = glob.glob(f"{home}/registry/cache/*/{name}-{version}.crate")
+    if not found:
+        print(f"{name}-{version}.crate is not in {home}/registry/cache: run scripts/install-deps-debian.sh")
+        bad = 1
+        continue
+    data = pathlib.Path(found[0]).read_bytes()
+    digest = hashlib.sha256(data).hexdigest()
+    if digest != bus.get("crate_sha256"):
+        print(f"{found[0]}: sha256 {digest}, matrix.toml says {bus.get('crate_sha256')}")
+        bad = 1
+    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+        shipped = tar.extractfile(f"{name}-{version}/Cargo.lock").read()
+    ours = pathlib.Path(f"nix/{name}/Cargo.lock").read_bytes()
+    if shipped != ours:
+        print(f"nix/{name}/Cargo.lock differs from the Cargo.lock in {found[0]}")
+        bad = 1
+    else:
+        print(f"{name} {version}: .crate sha256 {digest} = crate_sha256; nix/{name}/Cargo.lock = its Cargo.lock")
+sys.exit(bad)
+PY
+}
+
 step "nix-instantiate --parse on every .nix file" parse_all
 step "flake sources are tracked by git" flake_files_tracked
 step "flake.lock matches flake.nix (nix flake metadata --no-update-lock-file --offline)" lock_matches_flake
@@ -169,17 +245,37 @@ step "mutant: the wrapper does not pin busd" \
   mutant nix/buses.nix '/DBUS_MATRIX_BUSD = /d'
 step "mutant: every VM test on services.dbus.implementation = \"dbus\"" \
   mutant vm-tests/default.nix 's/services.dbus.implementation = bus.nixos_implementation;/services.dbus.implementation = "dbus";/'
+step "mutant: the VM checks run the whole smoke matrix again" \
+  mutant vm-tests/default.nix 's/runTimeout = 420; scenarios = checkScenarios;/runTimeout = 420; scenarios = null;/'
+step "mutant: the VM checks may take an hour" \
+  mutant vm-tests/default.nix 's/globalTimeout = 600;/globalTimeout = 3600;/'
 step "mutant: nix run uses the smoke profile" \
   mutant nix/apps.nix 's/run --profile quick/run --profile smoke/'
 step "mutant: flake.lock pins another nixpkgs revision" \
   mutant flake.lock 's/531670d871c0e29724a02f3cbcac170adc65b58c/531670d871c0e29724a02f3cbcac170adc65b58d/'
+step "mutant: busd fetched with a checksum other than matrix.toml's" \
+  mutant nix/crate-bus.nix 's/checksum = bus.crate_sha256;/checksum = "0e6f18e7709a7f361807b369196ae32d3154d023df5c84f1997593e6464a35fb";/'
+step "mutant: busd built without the Cargo.lock its .crate ships" \
+  mutant nix/crate-bus.nix '/cargoLock = /d'
 step "VM test script against a fake machine (nix/tests/vm_script_test.py)" python3 nix/tests/vm_script_test.py
-step "deadnix --fail" deadnix --fail "${nix_files[@]}"
-step "nixpkgs-fmt --check" nixpkgs-fmt --check "${nix_files[@]}"
+step "the flake uses only what the nixpkgs model lists (nix/tests/nixpkgs_model_test.py)" \
+  python3 nix/tests/nixpkgs_model_test.py
+step "model mutant: the dev shell uses pkgs.busd again" \
+  scanner_mutant nix/devshell.nix 's/(buses.package "busd")/pkgs.busd/' "pkgs.busd: busd is not in the model (absent from nixpkgs"
+step "model mutant: a VM test sets a NixOS option the model lacks" \
+  scanner_mutant vm-tests/default.nix 's/virtualisation.cores = vm.cores;/virtualisation.cores = vm.cores; virtualisation.diskSize = 8192;/' \
+  "NixOS option(s) virtualisation.diskSize not in nix/tests/stub-nixpkgs/model.json"
+step "model mutant: a bus from a nixpkgs attribute the model lacks" \
+  scanner_mutant matrix.toml 's/^nix = "dbus-broker"/nix = "dbus-broker-git"/' "dbus-broker-git is not in the model"
+if [ "$nix_only" -eq 0 ]; then
+  step "nix/busd/Cargo.lock is the Cargo.lock of the .crate of matrix.toml's crate_sha256" crate_lock_matches
+  step "deadnix --fail" deadnix --fail "${nix_files[@]}"
+  step "nixpkgs-fmt --check" nixpkgs-fmt --check "${nix_files[@]}"
+fi
 
 echo
 if [ "$failed" -gt 0 ]; then
   printf 'failed: %s\n' "${failures[@]}"
 fi
-echo "nix: $passed passed, $failed failed"
+echo "nix ($(nix --version)): $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

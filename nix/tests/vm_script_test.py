@@ -41,6 +41,25 @@ def params_of(script):
     raise AssertionError("no params line in the test script")
 
 
+def selection_cells(params):
+    """A correct run of the checks' selection: every adapter x scenario, IPC
+    over the system bus (ok) and p2p (unsupported); the last adapter has no
+    property/get (unsupported, as dbus-bytestream-0.1)."""
+    cells = []
+    for adapter in params["adapters"]:
+        for scenario in params["scenarios"]:
+            if scenario.startswith(("marshal/", "demarshal/")):
+                cells.append({"adapter": adapter, "scenario": scenario, "status": "ok"})
+                continue
+            status = "unsupported" if adapter == params["adapters"][-1] and scenario == "property/get" else "ok"
+            cell = {"adapter": adapter, "scenario": scenario, "bus": "system", "status": status}
+            if status != "ok":
+                cell["reason"] = "not supported"
+            cells.append(cell)
+            cells.append({"adapter": adapter, "scenario": scenario, "bus": "p2p", "status": "unsupported", "reason": "no p2p"})
+    return cells
+
+
 def good_results(params):
     return {
         "format": "dbus-matrix-results",
@@ -52,7 +71,9 @@ def good_results(params):
             "memory_bytes": (params["memory_mib"] - 200) * 1024 * 1024,
             "cpu_model": "QEMU Virtual CPU",
         },
-        "cells": [
+        "cells": selection_cells(params)
+        if params["strict"]
+        else [
             {"adapter": "raw", "scenario": "marshal/mixed", "status": "ok"},
             {"adapter": "zbus-6", "scenario": "call/void", "bus": "system", "status": "ok"},
             {"adapter": "zbus-3", "scenario": "call/void", "bus": "system", "status": "failed", "reason": "exit 1"},
@@ -147,24 +168,41 @@ def main():
         daemon = daemons[p["implementation"]]
         other = [d for d in daemons.values() if d != daemon][0]
 
-        m = FakeMachine(daemon, 1, good_results(p))
+        # The checks are correctness runs of a selection, with a short timeout.
+        good = p["strict"] and p["scenarios"] and p["profile"] == "smoke" and 0 < p["run_timeout"] < 600
+        passed, failed = passed + bool(good), failed + (not good)
+        print(f"{'ok  ' if good else 'FAIL'} {test}: a strict smoke run of a scenario selection, run timeout under 600 s")
+
+        m = FakeMachine(daemon, 0, good_results(p))
         expect(f"{test}: a good run is accepted", script, m, True)
         run_cmd = [c for c in m.commands if "dbus-matrix run" in c]
         good = len(run_cmd) == 1 and all(
             s in run_cmd[0]
-            for s in ("DBUS_MATRIX_MODE=nixos-vm", f"--profile {p['profile']}", "--system-bus")
+            for s in (
+                "DBUS_MATRIX_MODE=nixos-vm",
+                f"--profile {p['profile']}",
+                "--system-bus",
+                f"--scenarios {','.join(p['scenarios'])}",
+            )
         ) and m.copied
         passed, failed = passed + bool(good), failed + (not good)
-        print(f"{'ok  ' if good else 'FAIL'} {test}: runs the smoke profile on the system bus and copies the results out")
+        print(f"{'ok  ' if good else 'FAIL'} {test}: runs the selection on the system bus and copies the results out")
 
         expect(f"{test}: the other daemon running is rejected", script, FakeMachine(other, 0, good_results(p)), False)
         expect(f"{test}: runner exit status 2 is rejected", script, FakeMachine(daemon, 2, good_results(p)), False)
+        expect(f"{test}: runner exit status 1 (a failed cell) is rejected", script, FakeMachine(daemon, 1, good_results(p)), False)
         expect(f"{test}: a truncated results file is rejected", script, FakeMachine(daemon, 0, '{"format": '), False)
         mutations = {
             "schema_version 2": lambda r: r.update(schema_version=2),
             "a cell status 'skipped'": lambda r: r["cells"][0].update(status="skipped"),
-            "a failed cell without reason": lambda r: r["cells"][2].pop("reason"),
-            "no ok cell over the system bus": lambda r: r["cells"][1].update(bus="p2p"),
+            "an unsupported cell without reason": lambda r: next(c for c in r["cells"] if c["status"] != "ok").pop("reason"),
+            "a failed cell": lambda r: r["cells"][1].update(status="failed", reason="exit 1"),
+            "a missing cell": lambda r: r["cells"].pop(0),
+            "a cell outside the selection": lambda r: r["cells"].append({"adapter": "raw", "scenario": "marshal/big-array", "status": "ok"}),
+            "an adapter with no ok cell": lambda r: [
+                c.update(status="unsupported", reason="x") for c in r["cells"] if c["adapter"] == p["adapters"][0]
+            ],
+            "IPC cells over p2p only": lambda r: [c.update(bus="p2p") for c in r["cells"] if c.get("bus") == "system"],
             "mode 'host'": lambda r: r["environment"].update(mode="host"),
             "another revision": lambda r: r["run"].update(revision="dirty"),
             "cpus not the VM's": lambda r: r["environment"].update(cpus=64),

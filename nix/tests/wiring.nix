@@ -12,6 +12,8 @@ let
   flake = import ./with-stubs.nix { inherit root rev; };
   matrix = builtins.fromTOML (builtins.readFile (root + "/matrix.toml"));
   nixosBuses = filter (bus: bus ? nixos_implementation) matrix.bus;
+  busd = builtins.head (filter (bus: bus.id == "busd") matrix.bus);
+  busdSpec = builtins.match "([^@]+)@(.+)" busd.cargo;
   systems = [ "x86_64-linux" "aarch64-linux" ];
 
   # Conditions are lists, checked in order and only until one is false.
@@ -22,6 +24,8 @@ let
   selectsPackage = cargoArgs: package:
     let ws = words cargoArgs; in
     adjacent ws "-p" package || adjacent ws "--package" package || elem "--package=${package}" ws;
+  selectsBin = cargoArgs: bin:
+    let ws = words cargoArgs; in adjacent ws "--bin" bin || elem "--bin=${bin}" ws;
   hasInfix = needle: haystack:
     let n = stringLength needle; in
     n <= stringLength haystack && any (i: substring i n haystack == needle) (genList (i: i) (stringLength haystack - n + 1));
@@ -41,6 +45,28 @@ let
       checks = flake.checks.${system};
       apps = flake.apps.${system};
       inherit (packages) default;
+      # busd, built by the flake from its .crate (nixpkgs has none).
+      busdBuild = builtins.head (filter (d: (d.stubKind or "") == "crane.buildPackage" && (d.stubArgs.pname or "") == "busd")
+        flake.devShells.${system}.default.stubArgs.packages);
+      busdChecks = [
+        (c "busd is crane.buildPackage of crane.downloadCargoPackage of matrix.toml's cargo and crate_sha256" (allOf [
+          (busdSpec != null)
+          (busdBuild.stubArgs.pname == elemAt busdSpec 0)
+          (busdBuild.stubArgs.version == elemAt busdSpec 1)
+          (busdBuild.stubArgs.src.stubKind == "crane.downloadCargoPackage")
+          (busdBuild.stubArgs.src.stubArgs.name == elemAt busdSpec 0)
+          (busdBuild.stubArgs.src.stubArgs.version == elemAt busdSpec 1)
+          (busdBuild.stubArgs.src.stubArgs.checksum == busd.crate_sha256)
+          ((busdBuild.stubArgs.cargoLock or null) == root + "/nix/busd/Cargo.lock")
+          (hasInfix "--locked" (busdBuild.stubArgs.cargoExtraArgs or ""))
+          (selectsBin (busdBuild.stubArgs.cargoExtraArgs or "") "busd")
+        ]))
+        (c "the wrapper, the nextest check and the dev shell use that busd" (allOf [
+          ((default.env.DBUS_MATRIX_BUSD or null) == "${busdBuild}/bin/busd")
+          ((checks.cargo-nextest.stubArgs.DBUS_MATRIX_BUSD or null) == "${busdBuild}/bin/busd")
+          (elem busdBuild.outPath (outPaths checks.cargo-nextest.stubArgs.nativeBuildInputs))
+        ]))
+      ];
       # The runner's dependency build, which every adapter must share.
       deps = packages.dbus-matrix.stubArgs.cargoArtifacts or null;
       sharesDeps = p: deps != null && (p.stubArgs.cargoArtifacts.outPath or null) == deps.outPath;
@@ -91,7 +117,7 @@ let
           expected = {
             DBUS_MATRIX_DBUS_DAEMON = "${pkgs.dbus}/bin/dbus-daemon";
             DBUS_MATRIX_DBUS_BROKER_LAUNCH = "${pkgs.dbus-broker}/bin/dbus-broker-launch";
-            DBUS_MATRIX_BUSD = "${pkgs.busd}/bin/busd";
+            DBUS_MATRIX_BUSD = "${busdBuild}/bin/busd";
             DBUS_MATRIX_BIN_DIR = "${default.adapterBins}/bin";
             # builtins.path is content-addressed: same store path, same content.
             DBUS_MATRIX_MATRIX = "${builtins.path { path = root + "/matrix.toml"; name = "matrix.toml"; }}";
@@ -160,6 +186,12 @@ let
             (builtins.isInt machine.virtualisation.memorySize)
             (elem default.outPath (outPaths machine.environment.systemPackages))
             (t.dbusMatrix.profile == "smoke")
+            # A correctness test: a scenario selection per adapter, strict, well under 10 minutes.
+            (t.dbusMatrix.strict or false)
+            (builtins.isList (t.dbusMatrix.scenarios or null) && t.dbusMatrix.scenarios != [ ])
+            (t.dbusMatrix.adapters or [ ] == map (a: a.id) matrix.adapter)
+            ((t.stubArgs.globalTimeout or 0) > 0 && t.stubArgs.globalTimeout <= 600)
+            (builtins.isInt t.dbusMatrix.run_timeout && t.dbusMatrix.run_timeout < t.stubArgs.globalTimeout)
             (t.dbusMatrix.revision == rev)
             (t.dbusMatrix.implementation == bus.nixos_implementation)
             (hasInfix "--system-bus" t.stubArgs.testScript)
@@ -179,6 +211,9 @@ let
           (checks.cargo-clippy.stubKind == "crane.cargoClippy")
           (hasInfix "--deny warnings" checks.cargo-clippy.stubArgs.cargoClippyExtraArgs)
           (checks.cargo-nextest.stubKind == "crane.cargoNextest")
+          (hasInfix "--profile nix-sandbox" checks.cargo-nextest.stubArgs.cargoNextestExtraArgs)
+          (hasInfix "sed -n '/^\\[profile.nix-sandbox\\]/,/^\\[/p' .config/nextest.toml" (checks.cargo-nextest.stubArgs.preCheck or ""))
+          (builtins.pathExists (root + "/benches/.config/nextest.toml"))
           (hasInfix "cp ${builtins.path { path = root + "/matrix.toml"; name = "matrix.toml"; }} matrix.toml" checks.cargo-nextest.stubArgs.postUnpack)
           (checks.cargo-nextest.stubArgs.DBUS_MATRIX_DBUS_DAEMON == "${pkgs.dbus}/bin/dbus-daemon")
           (hasInfix "docs/results\n" checks.cargo-nextest.stubArgs.postUnpack)
@@ -189,24 +224,24 @@ let
         (c "devShells.default has the toolchain, daemons and tools"
           (sameSet
             (outPaths flake.devShells.${system}.default.stubArgs.packages)
-            (outPaths (map (n: pkgs.${n}) [
-              "rustc"
-              "cargo"
-              "clippy"
-              "rustfmt"
-              "pkg-config"
-              "dbus"
-              "dbus-broker"
-              "busd"
-              "valgrind"
-              "cargo-nextest"
-              "deadnix"
-              "nixpkgs-fmt"
-            ]))))
+            (outPaths
+              (map (n: pkgs.${n}) [
+                "rustc"
+                "cargo"
+                "clippy"
+                "rustfmt"
+                "pkg-config"
+                "dbus"
+                "dbus-broker"
+                "valgrind"
+                "cargo-nextest"
+                "deadnix"
+                "nixpkgs-fmt"
+              ]) ++ [ busdBuild.outPath ])))
         (c "formatter is nixpkgs-fmt" (flake.formatter.${system}.outPath == pkgs.nixpkgs-fmt.outPath))
       ];
     in
-    adapterChecks ++ packageChecks ++ wrapperChecks ++ appChecks ++ vmChecks ++ otherChecks;
+    busdChecks ++ adapterChecks ++ packageChecks ++ wrapperChecks ++ appChecks ++ vmChecks ++ otherChecks;
 
   # flake.lock: the pins of the issue, and the originals of flake.nix.
   lock = builtins.fromJSON (builtins.readFile (root + "/flake.lock"));

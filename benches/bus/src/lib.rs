@@ -59,7 +59,10 @@ impl BusKind {
             BusKind::DbusBroker => {
                 "Debian package dbus-broker (apt-get install dbus-broker), Nix attribute pkgs.dbus-broker"
             }
-            BusKind::Busd => "cargo install --locked busd@0.6.1, Nix attribute pkgs.busd",
+            BusKind::Busd => {
+                "cargo install --locked busd@VERSION (the `cargo` of bus busd in matrix.toml), \
+                 or the flake's build of it (nix/crate-bus.nix)"
+            }
         }
     }
 }

@@ -42,7 +42,8 @@ pub struct ScenarioEntry {
 }
 
 /// A bus of the matrix, and where its daemon comes from (Nix and the
-/// install scripts read `debian`, `cargo`, `nix`, `nixos_implementation`).
+/// install scripts read `debian`, `cargo`, `crate_sha256`, `nix`,
+/// `nixos_implementation`).
 #[derive(Debug, Deserialize, Clone)]
 #[serde(deny_unknown_fields)]
 #[allow(dead_code)]
@@ -50,6 +51,7 @@ pub struct BusEntry {
     pub id: String,
     pub debian: Option<String>,
     pub cargo: Option<String>,
+    pub crate_sha256: Option<String>,
     pub nix: Option<String>,
     pub nixos_implementation: Option<String>,
 }
@@ -215,7 +217,10 @@ mod tests {
     use super::*;
 
     fn repo_matrix() -> String {
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../matrix.toml")).unwrap()
+        // CARGO_MANIFEST_DIR of run time first (nextest sets it): the tests
+        // may run from a copy of the workspace (the Nix check's layout).
+        let dir = std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").into());
+        std::fs::read_to_string(Path::new(&dir).join("../../matrix.toml")).unwrap()
     }
 
     #[test]

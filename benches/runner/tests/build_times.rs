@@ -68,7 +68,10 @@ fn raw_adds_only_itself_to_a_build_and_is_recorded() {
     ]);
     std::fs::write(&file, serde_json::to_vec_pretty(&before).unwrap()).unwrap();
 
+    // The workspace named explicitly: in the Nix check it is source/, not
+    // the benches/ next to matrix.toml that build-times looks for by default.
     let o = dbus_matrix(&["--matrix", repo_matrix().to_str().unwrap()])
+        .env("DBUS_MATRIX_WORKSPACE", workspace())
         .args(["build-times", "--adapters", "raw", "--format", "json", "--quiet"])
         .arg("--into")
         .arg(&file)

@@ -12,6 +12,7 @@ let
     "cargoToml"
     "cargoLock"
     "postUnpack"
+    "preCheck"
     "pname"
     "version"
     "strictDeps"
@@ -49,6 +50,27 @@ in
   cargoClippy = builder "cargoClippy" { suffix = "-clippy"; allowed = [ "cargoClippyExtraArgs" ]; required = [ "cargoArtifacts" ]; };
   cargoFmt = builder "cargoFmt" { suffix = "-fmt"; allowed = [ "rustFmtExtraArgs" ]; };
   cargoNextest = builder "cargoNextest" { suffix = "-nextest"; allowed = [ "cargoNextestExtraArgs" ]; required = [ "cargoArtifacts" ]; };
+
+  # crane's lib/downloadCargoPackage.nix: { name, version, checksum, ... }
+  # (and urlForCargoPackage.nix, which it calls, needs `source` to pick the
+  # registry): the unpacked .crate, fetched with sha256 = checksum.
+  downloadCargoPackage = args0:
+    let
+      args = stub.checkArgs "crane.downloadCargoPackage"
+        {
+          allowed = [ "name" "version" "checksum" "source" ];
+          required = [ "name" "version" "checksum" "source" ];
+        }
+        args0;
+    in
+    if builtins.match "[0-9a-f]{64}" args.checksum == null then throw "stub: crane.downloadCargoPackage: checksum is not a hex sha256"
+    else if args.source != "registry+https://github.com/rust-lang/crates.io-index" then throw "stub: crane.downloadCargoPackage: source ${args.source} is not crates.io"
+    else
+      stub.mkDrv {
+        kind = "crane.downloadCargoPackage";
+        name = "cargo-package-${args.name}-${args.version}";
+        inherit args;
+      };
 
   # What crane's filterCargoSources keeps: directories, Rust and TOML files,
   # Cargo.lock and .cargo/config.

@@ -78,6 +78,7 @@ pub fn buses<'a>(opts: &'a RunOptions, storage: &'a mut Vec<BusEntry>) -> Result
             id: id.into(),
             debian: None,
             cargo: None,
+            crate_sha256: None,
             nix: None,
             nixos_implementation: None,
         })

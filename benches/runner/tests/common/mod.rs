@@ -9,8 +9,16 @@ use std::process::{Command, Output};
 
 use harness::results::{CellStatus, ResultsFile};
 
+/// A path nextest sets at run time (the workspace where the tests run now,
+/// e.g. the Nix check's /build/source), else the one of compile time: the
+/// check runs test binaries built in another derivation, and
+/// scripts/test.sh's sandbox step runs them from a copy of the workspace.
+fn run_time_path(var: &str, compile_time: &str) -> PathBuf {
+    std::env::var_os(var).map_or_else(|| PathBuf::from(compile_time), PathBuf::from)
+}
+
 pub fn runner_bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_dbus-matrix"))
+    run_time_path("CARGO_BIN_EXE_dbus-matrix", env!("CARGO_BIN_EXE_dbus-matrix"))
 }
 
 /// Where the adapters are: `$DBUS_MATRIX_BIN_DIR` or next to the runner.
@@ -26,11 +34,17 @@ pub fn bin_dir() -> PathBuf {
     dir
 }
 
-pub fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
+/// The Cargo workspace (benches/, or the Nix check's source/).
+pub fn workspace() -> PathBuf {
+    run_time_path("CARGO_MANIFEST_DIR", env!("CARGO_MANIFEST_DIR"))
+        .join("..")
         .canonicalize()
         .unwrap()
+}
+
+/// Where matrix.toml and docs/ are: the directory above the workspace.
+pub fn repo_root() -> PathBuf {
+    workspace().join("..").canonicalize().unwrap()
 }
 
 pub fn repo_matrix() -> PathBuf {
@@ -41,6 +55,7 @@ pub fn dbus_matrix(args: &[&str]) -> Command {
     let mut c = Command::new(runner_bin());
     c.arg("--bin-dir").arg(bin_dir()).args(args);
     c.env_remove("DBUS_MATRIX_MATRIX");
+    c.env_remove("DBUS_MATRIX_WORKSPACE");
     c
 }
 
