@@ -164,7 +164,7 @@ impl RawConnection {
 
     /// Reads one whole message.
     pub fn recv(&mut self) -> Result<Message> {
-        wire::decode_message(&self.recv_frame()?)
+        Ok(wire::decode_message(&self.recv_frame()?)?)
     }
 
     /// Reads the bytes of one whole message, undecoded (either byte order).
