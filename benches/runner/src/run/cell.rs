@@ -174,13 +174,15 @@ fn measure(ctx: &CellContext, cell: &Planned, bin: &Path, session: Option<Sessio
             })
         }
     };
-    if let (Some(session), Some(ipc)) = (session.as_deref(), &ipc) {
+    // Every IPC scenario, the raw-socket floor too (no session, no setup).
+    let is_ipc = harness::scenario::find(&cell.scenario).is_some_and(|s| s.ipc_op().is_some());
+    if is_ipc {
         let counted = Counted {
             bin,
             scenario: &cell.scenario,
             adapter_id: &cell.adapter.id,
-            ipc,
-            session,
+            ipc: ipc.as_ref(),
+            session: session.as_deref(),
         };
         if let Err(why) = add_costs(ctx, &mut m, counted) {
             return Ok(Outcome::Failed { reason: why }); // interrupted: the cell is missing, not done
@@ -189,13 +191,14 @@ fn measure(ctx: &CellContext, cell: &Planned, bin: &Path, session: Option<Sessio
     Ok(Outcome::Ok(Box::new(m)))
 }
 
-/// An IPC cell whose costs are to be counted, and the processes it involves.
+/// An IPC cell whose costs are to be counted, and the processes it involves
+/// (the floor has no session and no setup: only its client is counted).
 struct Counted<'a> {
     bin: &'a Path,
     scenario: &'a str,
     adapter_id: &'a str,
-    ipc: &'a IpcSetup,
-    session: &'a BusSession,
+    ipc: Option<&'a IpcSetup>,
+    session: Option<&'a BusSession>,
 }
 
 /// Adds the per-operation costs of client, server, subscribers and bus to an
@@ -212,19 +215,19 @@ fn add_costs(ctx: &CellContext, m: &mut Measurement, cell: Counted) -> Result<()
         return Ok(());
     }
     let mut others = Vec::new();
-    if let Some(pid) = cell.session.server_pid(cell.adapter_id) {
+    if let Some(pid) = cell.session.and_then(|s| s.server_pid(cell.adapter_id)) {
         others.push(costs::Participant {
             role: "server",
             pids: vec![pid],
         });
     }
-    if let Some((subscribers, _)) = &cell.ipc.subscribers {
+    if let Some((subscribers, _)) = cell.ipc.and_then(|i| i.subscribers.as_ref()) {
         others.push(costs::Participant {
             role: "subscribers",
             pids: vec![subscribers.pid()],
         });
     }
-    let bus = cell.session.bus_pids();
+    let bus = cell.session.map(BusSession::bus_pids).unwrap_or_default();
     if !bus.is_empty() {
         others.push(costs::Participant { role: "bus", pids: bus });
     }
@@ -232,11 +235,11 @@ fn add_costs(ctx: &CellContext, m: &mut Measurement, cell: Counted) -> Result<()
     let window = costs::Window {
         bin: cell.bin,
         scenario: cell.scenario,
-        transport: Some(&cell.ipc.transport),
-        ack_fifo: cell.ipc.ack_fifo(),
+        transport: cell.ipc.map(|i| &i.transport),
+        ack_fifo: cell.ipc.and_then(IpcSetup::ack_fifo),
         iterations: costs::iterations(median, budget),
         others,
-        bus_socket: cell.session.bus_socket(),
+        bus_socket: cell.session.and_then(BusSession::bus_socket),
         client_cpu: ctx.client_cpu,
         timeout: ctx.timeout,
     };
