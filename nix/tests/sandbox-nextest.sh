@@ -45,6 +45,11 @@ if [ ! -x "$ws/target/release/dbus-matrix" ]; then
 fi
 export PATH="$HOME/.cargo/bin:$PATH"
 toolchain=$(rustc --print sysroot)
+# cargo-nextest may live outside cargo's home (this machine image has it in /usr/local/bin).
+nextest_bin=$(command -v cargo-nextest) || {
+  echo "$0: cargo-nextest is not on PATH" >&2
+  exit 2
+}
 cargo_home=${CARGO_HOME:-$HOME/.cargo}
 rustup_home=${RUSTUP_HOME:-$HOME/.rustup}
 for dir in "$toolchain" "$rustup_home" "$cargo_home"; do
@@ -78,7 +83,7 @@ echo "sandbox-nextest: layout in $build ($((t2 - t0)) s)"
 
 # The check's environment: the daemons as buses.daemonEnv pins them.
 check_env=(
-  PATH="$toolchain/bin:$cargo_home/bin:/usr/bin:/bin"
+  PATH="$toolchain/bin:$cargo_home/bin:$(dirname "$nextest_bin"):/usr/bin:/bin"
   HOME=/homeless-shelter
   TMPDIR="$build/tmp"
   CARGO_HOME="$cargo_home"

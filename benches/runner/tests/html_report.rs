@@ -191,10 +191,12 @@ fn html_page(file: &Path) -> String {
 
 /// Renders `html` in headless chromium: a screenshot that is not blank, the
 /// inline script run over all `charts`, and no console errors. Files go to
-/// the test's tmp dir under `name` (report.html, report.png, dom.html).
+/// `$TMPDIR/dbus-matrix-html-<name>` (report.html, report.png, dom.html): a
+/// directory of run time, since the Nix sandbox's build user may not write
+/// where the binary was compiled.
 fn render_in_chromium(html: &str, charts: usize, name: &str) {
     let chromium = chromium();
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let dir = std::env::temp_dir().join(format!("dbus-matrix-html-{name}"));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let page = dir.join("report.html");
