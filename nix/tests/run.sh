@@ -137,19 +137,28 @@ copy_passes() {
   return "$status"
 }
 
-# mutant FILE SED-EXPRESSION: a copy with FILE edited must fail the wiring
-# test, with the wiring test's own message (not some other evaluation error).
-mutant() {
-  local file=$1 expr=$2 tmp err status
+# mutated_copy FILE SED-EXPRESSION: prints the path of a copy of the tree
+# with FILE edited, and shows the edit on stderr; fails (and removes the
+# copy) when the expression no longer changes FILE.
+mutated_copy() {
+  local file=$1 expr=$2 tmp
   tmp=$(mktemp -d)
   copy_tree "$tmp"
   sed -i -e "$expr" "$tmp/$file"
   if cmp -s "$file" "$tmp/$file"; then
-    echo "the mutation did not apply to $file: update it to match the code"
+    echo "the mutation did not apply to $file: update it to match the code" >&2
     rm -rf "$tmp"
     return 1
   fi
-  diff -u "$file" "$tmp/$file" | sed -n 's/^[-+][^-+]/  &/p'
+  diff -u "$file" "$tmp/$file" | sed -n 's/^[-+][^-+]/  &/p' >&2
+  echo "$tmp"
+}
+
+# mutant FILE SED-EXPRESSION: a copy with FILE edited must fail the wiring
+# test, with the wiring test's own message (not some other evaluation error).
+mutant() {
+  local file=$1 expr=$2 tmp err status
+  tmp=$(mutated_copy "$file" "$expr") || return 1
   err=$( (cd "$tmp" && nix-instantiate --eval --strict --json --read-write-mode -E "$wiring_expr") 2>&1 >/dev/null)
   status=$?
   rm -rf "$tmp"
@@ -170,15 +179,7 @@ mutant() {
 # edited must fail the nixpkgs-model test with a message containing NEEDLE.
 scanner_mutant() {
   local file=$1 expr=$2 needle=$3 tmp out status
-  tmp=$(mktemp -d)
-  copy_tree "$tmp"
-  sed -i -e "$expr" "$tmp/$file"
-  if cmp -s "$file" "$tmp/$file"; then
-    echo "the mutation did not apply to $file: update it to match the code"
-    rm -rf "$tmp"
-    return 1
-  fi
-  diff -u "$file" "$tmp/$file" | sed -n 's/^[-+][^-+]/  &/p'
+  tmp=$(mutated_copy "$file" "$expr") || return 1
   out=$(python3 nix/tests/nixpkgs_model_test.py "$tmp" 2>&1)
   status=$?
   rm -rf "$tmp"
