@@ -56,3 +56,59 @@ pub fn load(path: &Path) -> Result<ResultsFile> {
     }
     serde_json::from_value(value).with_context(|| format!("{} does not match the results schema", path.display()))
 }
+
+#[cfg(test)]
+mod tests {
+    use harness::results::{Environment, ResultsFile, RunInfo, FORMAT_NAME, SCHEMA_VERSION};
+
+    fn results() -> ResultsFile {
+        ResultsFile {
+            format: FORMAT_NAME.into(),
+            schema_version: SCHEMA_VERSION,
+            run: RunInfo {
+                started_at: "2026-11-24T00:00:00Z".into(),
+                finished_at: None,
+                profile: "smoke".into(),
+                revision: "r".into(),
+                tool_version: "0".into(),
+                command: Vec::new(),
+                placement: None,
+                complete: false,
+            },
+            environment: Environment {
+                rustc: "rustc".into(),
+                cpu_model: "cpu".into(),
+                cpus: 1,
+                memory_bytes: 0,
+                kernel: "k".into(),
+                os: "os".into(),
+                hostname_hash: "0".into(),
+                mode: "host".into(),
+                valgrind: None,
+            },
+            adapters: Vec::new(),
+            buses: Vec::new(),
+            cells: Vec::new(),
+        }
+    }
+
+    /// A write that fails after the temporary file exists (here the rename:
+    /// the target is a directory; a full disk fails the write itself) leaves
+    /// no temporary file behind.
+    #[test]
+    fn write_atomic_failure_leaves_no_temp_file() {
+        let dir = std::env::temp_dir().join(format!("dbus-matrix-store-test-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let target = dir.join("results.json");
+        std::fs::create_dir_all(target.join("occupied")).unwrap();
+        let err = super::write_atomic(&target, &results()).unwrap_err();
+        assert!(format!("{err:#}").contains("cannot write results"), "{err:#}");
+        let left: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        let _ = std::fs::remove_dir_all(&dir);
+        assert_eq!(left, ["results.json"], "a temporary file was left behind");
+    }
+}
