@@ -1,10 +1,12 @@
 //! Reading and writing results files. Writes are atomic (temp file, fsync,
 //! rename, fsync of the directory), so a results file is always valid, even
-//! if the runner is killed while writing.
+//! if the runner is killed while writing; a failed write (a full disk)
+//! removes its temp file. A new file's name is taken with an exclusive
+//! create, so two runs never share a file.
 
-use std::fs::File;
-use std::io::Write;
-use std::path::Path;
+use std::fs::{File, OpenOptions};
+use std::io::{ErrorKind, Write};
+use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use harness::results::{ResultsFile, FORMAT_NAME, SCHEMA_VERSION};
@@ -28,7 +30,36 @@ pub fn write_atomic(path: &Path, results: &ResultsFile) -> Result<()> {
         File::open(dir)?.sync_all()?;
         Ok(())
     };
-    write().with_context(|| format!("cannot write results to {}", path.display()))
+    write().map_err(|e| {
+        // Whatever failed, no partial temp file stays behind (gone already after the rename).
+        let _ = std::fs::remove_file(&tmp);
+        e.context(format!("cannot write results to {}", path.display()))
+    })
+}
+
+/// Writes a new results file `<stem>.json` in `dir`, or `<stem>-2.json`,
+/// `<stem>-3.json`, ... when that name is taken: the name is claimed with an
+/// exclusive create (O_EXCL), so runs started in the same second into one
+/// directory each get their own file.
+pub fn create_new(dir: &Path, stem: &str, results: &ResultsFile) -> Result<PathBuf> {
+    for n in 1u32.. {
+        let path = match n {
+            1 => dir.join(format!("{stem}.json")),
+            n => dir.join(format!("{stem}-{n}.json")),
+        };
+        match OpenOptions::new().write(true).create_new(true).open(&path) {
+            Ok(_) => {
+                if let Err(e) = write_atomic(&path, results) {
+                    let _ = std::fs::remove_file(&path);
+                    return Err(e);
+                }
+                return Ok(path);
+            }
+            Err(e) if e.kind() == ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e).with_context(|| format!("cannot create {}", path.display())),
+        }
+    }
+    unreachable!("some suffix is free")
 }
 
 /// Loads a results file, with errors a user can act on for files that are
@@ -74,7 +105,9 @@ mod tests {
                 command: Vec::new(),
                 placement: None,
                 complete: false,
+                resumes: Vec::new(),
             },
+            plan: None,
             environment: Environment {
                 rustc: "rustc".into(),
                 cpu_model: "cpu".into(),
