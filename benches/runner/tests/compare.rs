@@ -114,7 +114,10 @@ fn a_library_missing_from_the_new_run_fails_the_gate_unless_allowed() {
     let (code, out) = compare(&old, &new_path, &[]);
     assert_eq!(code, Some(1), "a vanished library must fail the gate:\n{out}");
     assert!(out.contains("**missing**"), "{out}");
-    assert!(out.contains(&format!("{gone} missing")), "the summary counts them:\n{out}");
+    assert!(
+        out.contains(&format!("{gone} missing")),
+        "the summary counts them:\n{out}"
+    );
 
     let (code, json) = compare(&old, &new_path, &["--format", "json"]);
     assert_eq!(code, Some(1));

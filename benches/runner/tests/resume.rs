@@ -58,7 +58,14 @@ fn resume_alone_finishes_exactly_the_interrupted_filtered_plan() {
     let reference_setup = fault_matrix("resume-plan-reference");
     let reference_out = reference_setup.out();
     let reference = reference_setup
-        .command(&["run", "--profile", "smoke", "--quiet", "--out", reference_out.to_str().unwrap()])
+        .command(&[
+            "run",
+            "--profile",
+            "smoke",
+            "--quiet",
+            "--out",
+            reference_out.to_str().unwrap(),
+        ])
         .args(selection)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -91,7 +98,14 @@ fn resume_alone_finishes_exactly_the_interrupted_filtered_plan() {
 
     // Flags that disagree with the recorded plan are refused, the file untouched.
     let o = setup
-        .command(&["run", "--quiet", "--resume", file.to_str().unwrap(), "--adapters", "fault-ok"])
+        .command(&[
+            "run",
+            "--quiet",
+            "--resume",
+            file.to_str().unwrap(),
+            "--adapters",
+            "fault-ok",
+        ])
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
@@ -103,7 +117,12 @@ fn resume_alone_finishes_exactly_the_interrupted_filtered_plan() {
         .command(&["run", "--quiet", "--resume", file.to_str().unwrap()])
         .output()
         .unwrap();
-    assert_eq!(o.status.code(), Some(1), "the hang cells fail, nothing else:\n{}", text(&o));
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "the hang cells fail, nothing else:\n{}",
+        text(&o)
+    );
     let resumed = validate(&file);
     assert!(resumed.run.complete);
     assert_eq!(resumed.run.profile, "smoke");
@@ -113,7 +132,11 @@ fn resume_alone_finishes_exactly_the_interrupted_filtered_plan() {
         assert_eq!(reference.wait().unwrap().code(), Some(1));
         validate(&results_file(&reference_out))
     };
-    assert_eq!(keys(&resumed), keys(&reference), "resume ran another plan than the interrupted run");
+    assert_eq!(
+        keys(&resumed),
+        keys(&reference),
+        "resume ran another plan than the interrupted run"
+    );
     assert_eq!(resumed.cells.len(), 4);
     for c in &interrupted.cells {
         let after = resumed.cells.iter().find(|a| a.key() == c.key()).unwrap();
@@ -129,11 +152,21 @@ fn resume_alone_finishes_exactly_the_interrupted_filtered_plan() {
         .reason()
         .unwrap()
         .to_string();
-    assert!(reason.contains("timed out after 5 s"), "the recorded cell timeout applies: {reason}");
+    assert!(
+        reason.contains("timed out after 5 s"),
+        "the recorded cell timeout applies: {reason}"
+    );
 
     // The same flags as recorded are accepted (nothing left to run).
     let o = setup
-        .command(&["run", "--quiet", "--resume", file.to_str().unwrap(), "--profile", "smoke"])
+        .command(&[
+            "run",
+            "--quiet",
+            "--resume",
+            file.to_str().unwrap(),
+            "--profile",
+            "smoke",
+        ])
         .args(&selection[..4])
         .output()
         .unwrap();
@@ -172,10 +205,17 @@ fn a_file_of_another_setup_is_refused_unless_forced() {
         .unwrap();
     let msg = text(&o);
     assert_eq!(o.status.code(), Some(2), "{msg}");
-    assert!(msg.contains("fault-ok") && msg.contains("9.9.9"), "names the adapter version:\n{msg}");
+    assert!(
+        msg.contains("fault-ok") && msg.contains("9.9.9"),
+        "names the adapter version:\n{msg}"
+    );
     assert!(msg.contains("0000000000000000"), "names the host:\n{msg}");
     assert!(msg.contains("--force"), "says how to override:\n{msg}");
-    assert_eq!(std::fs::read(&file).unwrap(), before, "a refused resume changed the file");
+    assert_eq!(
+        std::fs::read(&file).unwrap(),
+        before,
+        "a refused resume changed the file"
+    );
 
     let o = setup
         .command(&["run", "--quiet", "--force", "--resume", file.to_str().unwrap()])
@@ -196,9 +236,15 @@ fn an_old_file_without_a_plan_cannot_be_resumed() {
     let dir = TempDir::new("resume-old");
     let copy = dir.path().join("old.json");
     std::fs::copy(&old, &copy).unwrap();
-    let o = dbus_matrix(&["--matrix", repo_matrix().to_str().unwrap(), "run", "--resume", copy.to_str().unwrap()])
-        .output()
-        .unwrap();
+    let o = dbus_matrix(&[
+        "--matrix",
+        repo_matrix().to_str().unwrap(),
+        "run",
+        "--resume",
+        copy.to_str().unwrap(),
+    ])
+    .output()
+    .unwrap();
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains("no recorded plan"), "{}", text(&o));
     // It still loads for reading.
@@ -220,13 +266,32 @@ fn rerun_measures_chosen_cells_again() {
     let before = validate(&file);
 
     let o = setup
-        .command(&["run", "--quiet", "--resume", file.to_str().unwrap(), "--rerun", "fault-ok/nothing*"])
+        .command(&[
+            "run",
+            "--quiet",
+            "--resume",
+            file.to_str().unwrap(),
+            "--rerun",
+            "fault-ok/nothing*",
+        ])
         .output()
         .unwrap();
-    assert_eq!(o.status.code(), Some(2), "a pattern that matches no cell is refused:\n{}", text(&o));
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "a pattern that matches no cell is refused:\n{}",
+        text(&o)
+    );
 
     let o = setup
-        .command(&["run", "--quiet", "--resume", file.to_str().unwrap(), "--rerun", "fault-ok/marshal/*"])
+        .command(&[
+            "run",
+            "--quiet",
+            "--resume",
+            file.to_str().unwrap(),
+            "--rerun",
+            "fault-ok/marshal/*",
+        ])
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
@@ -234,8 +299,16 @@ fn rerun_measures_chosen_cells_again() {
     assert!(after.run.complete);
     assert_eq!(keys(&after), keys(&before));
     let cell = |r: &ResultsFile, s: &str| r.cells.iter().find(|c| c.scenario == s).unwrap().clone();
-    assert_eq!(cell(&after, "demarshal/mixed"), cell(&before, "demarshal/mixed"), "kept");
-    assert_ne!(cell(&after, "marshal/mixed"), cell(&before, "marshal/mixed"), "measured again");
+    assert_eq!(
+        cell(&after, "demarshal/mixed"),
+        cell(&before, "demarshal/mixed"),
+        "kept"
+    );
+    assert_ne!(
+        cell(&after, "marshal/mixed"),
+        cell(&before, "marshal/mixed"),
+        "measured again"
+    );
     assert_eq!(cell(&after, "marshal/mixed").status(), CellStatus::Ok);
     let v = load(&file);
     assert_eq!(v["run"]["resumes"][0]["rerun"][0], "fault-ok/marshal/mixed", "{v:#}");

@@ -11,8 +11,8 @@ use harness::results::{CellKey, ResultsFile, RunInfo, Selection, FORMAT_NAME, SC
 
 use super::bus_session::SYSTEM_BUS;
 use super::RunOptions;
-use crate::matrix::{AdapterEntry, BusEntry, Profile, ScenarioEntry};
 use crate::environment;
+use crate::matrix::{AdapterEntry, BusEntry, Profile, ScenarioEntry};
 use crate::placement::Placement;
 
 /// One cell to run.

@@ -71,11 +71,19 @@ fn check_flags(file: &std::path::Path, given: &RunOptions, plan: &Plan) -> Resul
     }
     let ids = |v: Vec<&String>| v.into_iter().cloned().collect::<Vec<_>>().join(",");
     if !given.adapters.is_empty() {
-        let now = matrix.select_adapters(&given.adapters)?.into_iter().map(|a| &a.id).collect();
+        let now = matrix
+            .select_adapters(&given.adapters)?
+            .into_iter()
+            .map(|a| &a.id)
+            .collect();
         differ("--adapters", plan.resolved.adapters.join(","), ids(now));
     }
     if !given.scenarios.is_empty() {
-        let now = matrix.select_scenarios(&given.scenarios)?.into_iter().map(|s| &s.id).collect();
+        let now = matrix
+            .select_scenarios(&given.scenarios)?
+            .into_iter()
+            .map(|s| &s.id)
+            .collect();
         differ("--scenarios", plan.resolved.scenarios.join(","), ids(now));
     }
     if !given.buses.is_empty() {
@@ -209,16 +217,36 @@ pub fn differences(results: &ResultsFile, recorded: &Fingerprint, now: &Fingerpr
     };
     field("matrix.toml sha256".into(), &recorded.matrix_sha256, &now.matrix_sha256);
     let (rp, np) = (&recorded.profile, &now.profile);
-    field("profile sample_size".into(), &rp.sample_size.to_string(), &np.sample_size.to_string());
-    field("profile warm_up".into(), &rp.warm_up_s.to_string(), &np.warm_up_s.to_string());
-    field("profile measurement".into(), &rp.measurement_s.to_string(), &np.measurement_s.to_string());
-    field("profile nresamples".into(), &rp.nresamples.to_string(), &np.nresamples.to_string());
+    field(
+        "profile sample_size".into(),
+        &rp.sample_size.to_string(),
+        &np.sample_size.to_string(),
+    );
+    field(
+        "profile warm_up".into(),
+        &rp.warm_up_s.to_string(),
+        &np.warm_up_s.to_string(),
+    );
+    field(
+        "profile measurement".into(),
+        &rp.measurement_s.to_string(),
+        &np.measurement_s.to_string(),
+    );
+    field(
+        "profile nresamples".into(),
+        &rp.nresamples.to_string(),
+        &np.nresamples.to_string(),
+    );
     // The plan's adapters, and what the file says of them elsewhere.
-    let recorded_adapters = recorded.adapters.iter().cloned().chain(results.adapters.iter().map(|a| AdapterVersion {
-        id: a.id.clone(),
-        library: a.library.clone(),
-        version: a.version.clone(),
-    }));
+    let recorded_adapters = recorded
+        .adapters
+        .iter()
+        .cloned()
+        .chain(results.adapters.iter().map(|a| AdapterVersion {
+            id: a.id.clone(),
+            library: a.library.clone(),
+            version: a.version.clone(),
+        }));
     for r in recorded_adapters {
         match now.adapters.iter().find(|n| n.id == r.id) {
             Some(n) => {
@@ -235,7 +263,11 @@ pub fn differences(results: &ResultsFile, recorded: &Fingerprint, now: &Fingerpr
     field("host (hostname_hash)".into(), &e.hostname_hash, &env.hostname_hash);
     field("CPU model".into(), &e.cpu_model, &env.cpu_model);
     field("CPUs".into(), &e.cpus.to_string(), &env.cpus.to_string());
-    field("memory bytes".into(), &e.memory_bytes.to_string(), &env.memory_bytes.to_string());
+    field(
+        "memory bytes".into(),
+        &e.memory_bytes.to_string(),
+        &env.memory_bytes.to_string(),
+    );
     field("kernel".into(), &e.kernel, &env.kernel);
     field("OS".into(), &e.os, &env.os);
     field("rustc".into(), &e.rustc, &env.rustc);
@@ -247,7 +279,13 @@ pub fn differences(results: &ResultsFile, recorded: &Fingerprint, now: &Fingerpr
 }
 
 /// Refuses a file of another setup unless `force`; records the resume.
-pub fn admit(file: &std::path::Path, results: &mut ResultsFile, differences: Vec<String>, force: bool, record: ResumeRecord) -> Result<()> {
+pub fn admit(
+    file: &std::path::Path,
+    results: &mut ResultsFile,
+    differences: Vec<String>,
+    force: bool,
+    record: ResumeRecord,
+) -> Result<()> {
     if !differences.is_empty() && !force {
         bail!(
             "{} was measured on another setup; resuming would mix measurements of both:\n  {}\n\
