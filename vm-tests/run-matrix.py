@@ -13,8 +13,10 @@ def check_results(results, params):
     problems = []
     if results.get("format") != "dbus-matrix-results":
         problems.append(f"format is {results.get('format')!r}")
-    if results.get("schema_version") != 1:
-        problems.append(f"schema_version is {results.get('schema_version')!r}, not 1")
+    if results.get("schema_version") != 2:
+        problems.append(f"schema_version is {results.get('schema_version')!r}, not 2")
+    if not isinstance(results.get("plan"), dict):
+        problems.append("no plan (run --resume needs it)")
     run = results.get("run", {})
     if run.get("profile") != params["profile"]:
         problems.append(f"run.profile is {run.get('profile')!r}, not {params['profile']!r}")

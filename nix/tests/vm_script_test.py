@@ -63,8 +63,9 @@ def selection_cells(params):
 def good_results(params):
     return {
         "format": "dbus-matrix-results",
-        "schema_version": 1,
+        "schema_version": 2,
         "run": {"profile": params["profile"], "revision": params["revision"], "complete": True},
+        "plan": {"profile": params["profile"]},
         "environment": {
             "mode": "nixos-vm",
             "cpus": params["cores"],
@@ -193,7 +194,8 @@ def main():
         expect(f"{test}: runner exit status 1 (a failed cell) is rejected", script, FakeMachine(daemon, 1, good_results(p)), False)
         expect(f"{test}: a truncated results file is rejected", script, FakeMachine(daemon, 0, '{"format": '), False)
         mutations = {
-            "schema_version 2": lambda r: r.update(schema_version=2),
+            "schema_version 1": lambda r: r.update(schema_version=1),
+            "no plan": lambda r: r.pop("plan"),
             "a cell status 'skipped'": lambda r: r["cells"][0].update(status="skipped"),
             "an unsupported cell without reason": lambda r: next(c for c in r["cells"] if c["status"] != "ok").pop("reason"),
             "a failed cell": lambda r: r["cells"][1].update(status="failed", reason="exit 1"),

@@ -4,11 +4,12 @@
 //!
 //! Compatibility rule: readers accept any file whose `schema_version` is at
 //! most [`SCHEMA_VERSION`]; new optional fields do not bump it, removed or
-//! re-meant fields do.
+//! re-meant fields do. Version 2 added the run's [`Plan`], which `run
+//! --resume` requires (files of version 1 are read, not resumed).
 
 use serde::{Deserialize, Serialize};
 
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 /// Written into every results file so that foreign JSON is recognised.
 pub const FORMAT_NAME: &str = "dbus-matrix-results";
 
@@ -415,6 +416,9 @@ pub struct RunInfo {
     pub placement: Option<String>,
     /// False while the run is going on or when it was interrupted.
     pub complete: bool,
+    /// Every `run --resume` of this file, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resumes: Vec<ResumeRecord>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -422,6 +426,10 @@ pub struct ResultsFile {
     pub format: String,
     pub schema_version: u32,
     pub run: RunInfo,
+    /// What the run was asked to do and what must match to resume it
+    /// (absent in files of schema version 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<Plan>,
     pub environment: Environment,
     pub adapters: Vec<AdapterRecord>,
     /// The buses IPC cells ran on, with the daemon version.
@@ -435,4 +443,77 @@ pub struct BusRecord {
     pub id: String,
     /// Daemon and exact version, or why it could not be started.
     pub description: String,
+}
+
+/// What a run was asked to do, and the fingerprint of the setup that must
+/// match to resume it (schema version 2; absent in older files).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Plan {
+    /// `--adapters`, `--scenarios`, `--buses` as given (empty: not given, all).
+    pub requested: Selection,
+    /// The selection resolved against matrix.toml: what the run covers.
+    pub resolved: Selection,
+    /// `--system-bus`: IPC cells on the machine's system bus and p2p.
+    pub system_bus: bool,
+    pub profile: String,
+    /// Seconds after which a cell is killed (`--cell-timeout` or the profile's default).
+    pub cell_timeout_s: f64,
+    /// `--pin`, as [`RunInfo::placement`] spells it.
+    pub placement: String,
+    /// `--instructions`.
+    pub instructions: bool,
+    pub fingerprint: Fingerprint,
+}
+
+/// Ids of adapters, scenarios and buses.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct Selection {
+    pub adapters: Vec<String>,
+    pub scenarios: Vec<String>,
+    pub buses: Vec<String>,
+}
+
+/// What must be the same to add cells to a file: besides these, the
+/// machine facts of [`Environment`].
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Fingerprint {
+    /// SHA-256 (hex) of matrix.toml as read.
+    pub matrix_sha256: String,
+    /// Every adapter of the plan as its binary described itself.
+    pub adapters: Vec<AdapterVersion>,
+    /// The criterion settings of the profile.
+    pub profile: ProfileSettings,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct AdapterVersion {
+    pub id: String,
+    pub library: String,
+    /// Exact version, "unknown" when the binary could not say.
+    pub version: String,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct ProfileSettings {
+    pub sample_size: usize,
+    pub warm_up_s: f64,
+    pub measurement_s: f64,
+    pub nresamples: usize,
+}
+
+/// One `run --resume` of the file.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct ResumeRecord {
+    /// RFC 3339 UTC.
+    pub started_at: String,
+    pub command: Vec<String>,
+    /// `--cell-timeout` given to the resume (the plan's otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cell_timeout_s: Option<f64>,
+    /// Cells `--rerun` measured again (`adapter/scenario[@bus]`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rerun: Vec<String>,
+    /// `--force`: how the setup differed from the file's (`field: recorded … now …`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub forced_differences: Vec<String>,
 }

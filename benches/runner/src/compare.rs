@@ -26,6 +26,8 @@ pub struct CompareOptions {
     pub adapters: Vec<String>,
     pub scenarios: Vec<String>,
     pub buses: Vec<String>,
+    /// A cell of OLD that NEW lacks does not fail the gate.
+    pub allow_missing: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -33,12 +35,14 @@ pub struct CompareOptions {
 pub enum Verdict {
     /// Was ok, now failed.
     Broken,
+    /// In OLD, not in NEW (a vanished library or scenario).
+    Missing,
     Regressed,
     Improved,
     Unchanged,
     /// Was failed, now ok.
     Fixed,
-    /// Status changed otherwise (supported <-> unsupported), or in one file only.
+    /// Status changed otherwise (supported <-> unsupported), or in NEW only.
     Changed,
 }
 
@@ -85,6 +89,8 @@ pub struct Comparison {
     pub new_revision: String,
     pub threshold: f64,
     pub alpha: f64,
+    /// `--allow-missing`: missing cells do not fail the gate.
+    pub allow_missing: bool,
     /// What differs between the two runs besides the code under test
     /// (library versions, machine, toolchain, profile, bus daemons).
     pub differences: Vec<String>,
@@ -94,6 +100,12 @@ pub struct Comparison {
 impl Comparison {
     pub fn regressions(&self) -> usize {
         self.cells.iter().filter(|c| c.verdict.is_regression()).count()
+    }
+
+    /// Whether the gate passes: no regression, no broken cell, and no
+    /// missing cell unless allowed.
+    pub fn passes(&self) -> bool {
+        self.regressions() == 0 && (self.allow_missing || self.count(Verdict::Missing) == 0)
     }
 
     pub fn count(&self, v: Verdict) -> usize {
@@ -122,6 +134,7 @@ pub fn compare(old: &ResultsFile, new: &ResultsFile, opts: &CompareOptions) -> a
         new_revision: new.run.revision.clone(),
         threshold: opts.threshold,
         alpha: opts.alpha,
+        allow_missing: opts.allow_missing,
         differences: differences(old, new),
         cells,
     })
@@ -158,6 +171,9 @@ fn compare_cell(key: &CellKey, old: Option<&Cell>, new: Option<&Cell>, opts: &Co
         verdict: Verdict::Changed,
     };
     let (Some(o), Some(n)) = (old, new) else {
+        if new.is_none() {
+            out.verdict = Verdict::Missing;
+        }
         return out;
     };
     out.verdict = match (&o.outcome, &n.outcome) {
@@ -271,6 +287,7 @@ fn differences(old: &ResultsFile, new: &ResultsFile) -> Vec<String> {
 fn verdict_word(v: Verdict) -> &'static str {
     match v {
         Verdict::Broken => "**broken**",
+        Verdict::Missing => "**missing**",
         Verdict::Regressed => "**regressed**",
         Verdict::Improved => "improved",
         Verdict::Unchanged => "unchanged",
@@ -293,9 +310,11 @@ pub fn markdown(c: &Comparison) -> String {
     );
     let _ = writeln!(
         s,
-        "{} regressed or broken, {} improved or fixed, {} unchanged, {} changed status; threshold {:.1}%, \
+        "{} regressed or broken, {} missing{}, {} improved or fixed, {} unchanged, {} changed status; threshold {:.1}%, \
          Mann-Whitney U at α = {} on per-sample wall times, instruction counts compared exactly.\n",
         c.regressions(),
+        c.count(Verdict::Missing),
+        if c.allow_missing { " (allowed)" } else { "" },
         c.count(Verdict::Improved) + c.count(Verdict::Fixed),
         c.count(Verdict::Unchanged),
         c.count(Verdict::Changed),

@@ -21,7 +21,9 @@ fn results_with(adapters: Vec<AdapterRecord>) -> ResultsFile {
             command: vec!["dbus-matrix".into(), "run".into()],
             placement: None,
             complete: true,
+            resumes: Vec::new(),
         },
+        plan: None,
         environment: Environment {
             rustc: "rustc 1.0.0".into(),
             cpu_model: "Some CPU".into(),

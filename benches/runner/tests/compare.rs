@@ -97,3 +97,42 @@ fn differing_versions_and_machines_are_named_and_status_changes_counted() {
     // The unchanged cell compared with itself: identical samples.
     assert!(out.contains("| unchanged |"), "{out}");
 }
+
+#[test]
+fn a_library_missing_from_the_new_run_fails_the_gate_unless_allowed() {
+    let old = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/run-1.json");
+    let mut new: serde_json::Value = serde_json::from_slice(&std::fs::read(&old).unwrap()).unwrap();
+    let cells = new["cells"].as_array_mut().unwrap();
+    let before = cells.len();
+    cells.retain(|c| c["adapter"] != "zbus-5");
+    let gone = before - cells.len();
+    assert!(gone > 0, "the fixture has zbus-5 cells");
+    let dir = TempDir::new("compare-missing");
+    let new_path = dir.path().join("new.json");
+    std::fs::write(&new_path, serde_json::to_vec(&new).unwrap()).unwrap();
+
+    let (code, out) = compare(&old, &new_path, &[]);
+    assert_eq!(code, Some(1), "a vanished library must fail the gate:\n{out}");
+    assert!(out.contains("**missing**"), "{out}");
+    assert!(
+        out.contains(&format!("{gone} missing")),
+        "the summary counts them:\n{out}"
+    );
+
+    let (code, json) = compare(&old, &new_path, &["--format", "json"]);
+    assert_eq!(code, Some(1));
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let missing: Vec<_> = v["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["verdict"] == "missing")
+        .map(|c| c["adapter"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(missing.len(), gone, "{json}");
+    assert!(missing.iter().all(|a| a == "zbus-5"), "{json}");
+
+    let (code, out) = compare(&old, &new_path, &["--allow-missing"]);
+    assert_eq!(code, Some(0), "--allow-missing lets vanished cells pass:\n{out}");
+    assert!(out.contains("missing"), "still shown:\n{out}");
+}

@@ -1,4 +1,5 @@
-//! `dbus-matrix compare`: two results files cell by cell; exit 1 on a regression.
+//! `dbus-matrix compare`: two results files cell by cell; exit 1 on a
+//! regression, a broken cell, or a cell missing from NEW (unless `--allow-missing`).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -18,6 +19,9 @@ pub struct Args {
     /// Significance level of the Mann-Whitney U test on per-sample times.
     #[arg(long, default_value_t = 0.05)]
     alpha: f64,
+    /// Cells of OLD that NEW lacks (verdict `missing`) do not fail the gate.
+    #[arg(long)]
+    allow_missing: bool,
     #[arg(long, value_enum, default_value = "markdown")]
     format: OutputFormat,
     #[command(flatten)]
@@ -33,8 +37,9 @@ pub fn exec(args: Args) -> Result<ExitCode> {
         adapters: args.filter.adapters,
         scenarios: args.filter.scenarios,
         buses: args.filter.buses,
+        allow_missing: args.allow_missing,
     };
     let c = compare::compare(&old, &new, &opts)?;
     args.format.print(&c, compare::markdown)?;
-    Ok(exit_code(c.regressions() == 0, EXIT_REGRESSED))
+    Ok(exit_code(c.passes(), EXIT_REGRESSED))
 }

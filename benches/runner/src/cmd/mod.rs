@@ -37,7 +37,8 @@ pub enum Cmd {
     /// Print a results file as a table, or in another tool's format (bmf, critcmp).
     Report(report::Args),
     /// Compare two results files cell by cell: NEW/OLD with a significance verdict.
-    /// Exits 1 when a cell regressed significantly beyond --threshold or broke.
+    /// Exits 1 when a cell regressed significantly beyond --threshold, broke,
+    /// or is missing from NEW (unless --allow-missing).
     Compare(compare::Args),
     /// The medians of many runs over time, per cell, with steps marked (▲ slower, ▼ faster).
     History(history::Args),

@@ -12,9 +12,9 @@ use crate::{export, run};
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// smoke (seconds, for tests), quick (minutes), full (publication).
-    #[arg(long, default_value = "quick")]
-    profile: String,
+    /// smoke (seconds, for tests), quick (minutes), full (publication) [default: quick].
+    #[arg(long)]
+    profile: Option<String>,
     /// Only these adapters (comma-separated ids from matrix.toml).
     #[arg(long, value_delimiter = ',')]
     adapters: Vec<String>,
@@ -28,21 +28,33 @@ pub struct Args {
     /// /run/dbus/system_bus_socket) and p2p, instead of private buses (NixOS VM tests).
     #[arg(long, conflicts_with = "buses")]
     system_bus: bool,
-    /// Directory for the results file.
-    #[arg(long, default_value = "results")]
-    out: PathBuf,
-    /// Finish an interrupted run: only cells missing from FILE are run.
-    #[arg(long)]
+    /// Directory for the results file [default: results].
+    #[arg(long, conflicts_with = "resume")]
+    out: Option<PathBuf>,
+    /// Finish the run of FILE: its recorded plan (selection, profile, settings),
+    /// only the cells missing from FILE. Selection and settings flags given
+    /// with it must equal the plan's; a file of another setup (adapter
+    /// versions, matrix.toml, machine, profile settings) is refused.
+    #[arg(long, value_name = "FILE")]
     resume: Option<PathBuf>,
-    /// Seconds after which a cell is killed and marked failed.
+    /// With --resume: measure these finished cells of FILE again
+    /// (comma-separated `adapter/scenario[@bus]`, `*` matches any text).
+    #[arg(long, value_delimiter = ',', value_name = "CELLS", requires = "resume")]
+    rerun: Vec<String>,
+    /// With --resume: resume although the setup differs from FILE's
+    /// (the differences are recorded in FILE, under run.resumes).
+    #[arg(long, requires = "resume")]
+    force: bool,
+    /// Seconds after which a cell is killed and marked failed (with --resume:
+    /// replaces the plan's limit for this resume, recorded).
     #[arg(long)]
     cell_timeout: Option<f64>,
     /// No progress bar.
     #[arg(long)]
     quiet: bool,
     /// CPU placement for IPC cells, e.g. `client=0,server=1,bus=1` (default: not pinned).
-    #[arg(long, default_value = "none")]
-    pin: String,
+    #[arg(long)]
+    pin: Option<String>,
     /// Also count instructions per operation of marshal/demarshal cells
     /// under valgrind's callgrind (machine-independent; needs valgrind).
     #[arg(long)]
@@ -57,12 +69,16 @@ pub fn exec(args: Args, ctx: &Context) -> Result<ExitCode> {
         scenarios: args.scenarios,
         buses: args.buses,
         system_bus: args.system_bus,
-        out_dir: args.out,
+        out_dir: args.out.unwrap_or_else(|| "results".into()),
         bin_dir: ctx.bin_dir()?,
-        resume: args.resume,
+        resume: args.resume.map(|file| run::ResumeRequest {
+            file,
+            rerun: args.rerun,
+            force: args.force,
+        }),
         cell_timeout: args.cell_timeout.map(Duration::from_secs_f64),
         progress: !args.quiet,
-        placement: Placement::parse(&args.pin)?,
+        placement: args.pin.as_deref().map(Placement::parse).transpose()?,
         instructions: args.instructions,
     };
     let summary = run::run(opts, ctx.interrupted.clone())?;

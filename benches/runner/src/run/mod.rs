@@ -1,11 +1,13 @@
 //! `dbus-matrix run`: plan the cells ([`plan`]), ask every adapter what it is
 //! ([`roster`]), run the cells one at a time ([`cell`]) with a bus session
 //! per bus ([`bus_session`]), and write the results file after every cell.
+//! A resumed run takes its plan from the file ([`resume`]).
 
 mod bus_session;
 mod cell;
 mod cold_start;
 mod plan;
+mod resume;
 mod roster;
 
 use std::collections::{HashMap, HashSet};
@@ -15,7 +17,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Result;
-use harness::results::{Cell, CellStatus, Outcome, ResultsFile};
+use harness::results::{Cell, CellStatus, Outcome, Plan, ResultsFile};
 
 use bus_session::CurrentBus;
 use cell::CellContext;
@@ -25,9 +27,14 @@ use crate::placement::Placement;
 use crate::scratch::Scratch;
 use crate::{adapters, environment, instructions, progress, store};
 
+pub use resume::ResumeRequest;
+
+/// The options of `run` as given; a resumed run replaces the selection and
+/// settings with the file's plan.
 pub struct RunOptions {
     pub matrix: Matrix,
-    pub profile: String,
+    /// `None`: `quick`, or the resumed file's.
+    pub profile: Option<String>,
     pub adapters: Vec<String>,
     pub scenarios: Vec<String>,
     pub buses: Vec<String>,
@@ -35,11 +42,12 @@ pub struct RunOptions {
     pub system_bus: bool,
     pub out_dir: PathBuf,
     pub bin_dir: PathBuf,
-    pub resume: Option<PathBuf>,
+    pub resume: Option<ResumeRequest>,
     /// Per-cell limit; by default derived from the profile.
     pub cell_timeout: Option<Duration>,
     pub progress: bool,
-    pub placement: Placement,
+    /// `None`: not pinned, or the resumed file's placement.
+    pub placement: Option<Placement>,
     /// Also count instructions per operation of codec cells under callgrind.
     pub instructions: bool,
 }
@@ -60,13 +68,25 @@ impl RunSummary {
     }
 }
 
-pub fn run(opts: RunOptions, interrupted: Arc<AtomicBool>) -> Result<RunSummary> {
-    let profile = opts.matrix.profile(&opts.profile)?.clone();
+pub fn run(mut opts: RunOptions, interrupted: Arc<AtomicBool>) -> Result<RunSummary> {
+    let resumed = match &opts.resume {
+        Some(req) => Some(resume::open(req, &opts)?),
+        None => None,
+    };
+    if let Some(r) = &resumed {
+        resume::apply_plan(&mut opts, &r.plan)?;
+    }
+    let profile_name = opts.profile.clone().unwrap_or_else(|| "quick".into());
+    let placement = opts.placement.unwrap_or_default();
+    let profile = opts.matrix.profile(&profile_name)?.clone();
     let adapters = opts.matrix.select_adapters(&opts.adapters)?;
     let scenarios = opts.matrix.select_scenarios(&opts.scenarios)?;
     let mut system_buses = Vec::new();
     let buses = plan::buses(&opts, &mut system_buses)?;
-    let timeout = opts.cell_timeout.unwrap_or_else(|| plan::default_timeout(&profile));
+    let timeout = opts.cell_timeout.unwrap_or_else(|| match &resumed {
+        Some(r) => Duration::from_secs_f64(r.plan.cell_timeout_s),
+        None => plan::default_timeout(&profile),
+    });
     let binaries: Vec<PathBuf> = adapters
         .iter()
         .map(|a| adapters::binary(&opts.bin_dir, a))
@@ -78,12 +98,44 @@ pub fn run(opts: RunOptions, interrupted: Arc<AtomicBool>) -> Result<RunSummary>
     };
     let scratch = Scratch::new("run")?;
 
-    let (path, mut results) = plan::results_file(&opts)?;
+    let (mut results, new_stem) = match &resumed {
+        Some(r) => (r.results.clone(), None),
+        None => {
+            let (stem, results) = plan::new_results(&opts, &profile_name, &placement)?;
+            (results, Some(stem))
+        }
+    };
+    let roster = roster::describe_all(&adapters, binaries, scratch.path(), &interrupted, &mut results)?;
+    let fingerprint = resume::fingerprint(&opts.matrix, &profile, &adapters, &roster)?;
+    let path = match resumed {
+        Some(r) => {
+            let mut now = environment::detect();
+            now.valgrind = valgrind.clone();
+            let differences = resume::differences(&results, &r.plan.fingerprint, &fingerprint, &now);
+            let record = resume::record(opts.cell_timeout.map(|t| t.as_secs_f64()), r.rerun);
+            let force = opts.resume.as_ref().is_some_and(|q| q.force);
+            resume::admit(&r.path, &mut results, differences, force, record)?;
+            r.path
+        }
+        None => {
+            let (requested, resolved) = plan::selection(&opts, &adapters, &scenarios, &buses);
+            results.plan = Some(Plan {
+                requested,
+                resolved,
+                system_bus: opts.system_bus,
+                profile: profile_name.clone(),
+                cell_timeout_s: timeout.as_secs_f64(),
+                placement: placement.describe(),
+                instructions: opts.instructions,
+                fingerprint,
+            });
+            store::create_new(&opts.out_dir, &new_stem.unwrap_or_default(), &results)?
+        }
+    };
     if valgrind.is_some() {
         // Also when resuming: the counted cells say which valgrind counted them.
         results.environment.valgrind = valgrind;
     }
-    let roster = roster::describe_all(&adapters, binaries, scratch.path(), &interrupted, &mut results)?;
     let done: HashSet<_> = results.cells.iter().map(|c| c.key()).collect();
     let plan = plan::plan(&adapters, &scenarios, &buses, &done);
 
@@ -94,7 +146,7 @@ pub fn run(opts: RunOptions, interrupted: Arc<AtomicBool>) -> Result<RunSummary>
         timeout,
         scratch: scratch.path(),
         interrupted: &interrupted,
-        client_cpu: opts.placement.client,
+        client_cpu: placement.client,
         instructions: opts.instructions,
     };
     let mut bus = CurrentBus::default();
@@ -106,7 +158,7 @@ pub fn run(opts: RunOptions, interrupted: Arc<AtomicBool>) -> Result<RunSummary>
         }
         let session = planned
             .bus
-            .map(|b| bus.session(b, &adapters, scratch.path(), opts.placement, &mut results.buses, &bar));
+            .map(|b| bus.session(b, &adapters, scratch.path(), placement, &mut results.buses, &bar));
         let on = planned.bus.map(|b| format!(" on {}", b.id)).unwrap_or_default();
         bar.set_message(format!("{} {}{on}", planned.adapter.id, planned.scenario));
         let c = cell::run(&ctx, &planned, &roster[&planned.adapter.id], session)?;

@@ -2,17 +2,18 @@
 //! results file already holds, in the order they run.
 
 use std::collections::HashSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use harness::ipc::IpcOp;
-use harness::results::{CellKey, ResultsFile, RunInfo, FORMAT_NAME, SCHEMA_VERSION};
+use harness::results::{CellKey, ResultsFile, RunInfo, Selection, FORMAT_NAME, SCHEMA_VERSION};
 
 use super::bus_session::SYSTEM_BUS;
 use super::RunOptions;
+use crate::environment;
 use crate::matrix::{AdapterEntry, BusEntry, Profile, ScenarioEntry};
-use crate::{environment, store};
+use crate::placement::Placement;
 
 /// One cell to run.
 pub struct Planned<'a> {
@@ -93,26 +94,14 @@ pub fn default_timeout(p: &Profile) -> Duration {
     Duration::from_secs_f64(300.0 + 4.0 * (p.warm_up + p.measurement))
 }
 
-/// The results file to fill: the one being resumed, or a new one in the
-/// output directory, named for the run's start and profile.
-pub fn results_file(opts: &RunOptions) -> Result<(PathBuf, ResultsFile)> {
-    if let Some(p) = &opts.resume {
-        let r = store::load(p)?;
-        if r.run.profile != opts.profile {
-            bail!(
-                "{} was run with profile {:?}; resume it with --profile {}",
-                p.display(),
-                r.run.profile,
-                r.run.profile
-            );
-        }
-        return Ok((p.clone(), r));
-    }
+/// A new results file's content (no cells yet) and its name without
+/// `.json`: the run's start and profile. Nothing is written yet.
+pub fn new_results(opts: &RunOptions, profile: &str, placement: &Placement) -> Result<(String, ResultsFile)> {
     std::fs::create_dir_all(&opts.out_dir)
         .with_context(|| format!("cannot create the output directory {}", opts.out_dir.display()))?;
     check_writable(&opts.out_dir)?;
     let started = environment::now_rfc3339();
-    let name = format!("{}-{}.json", started.replace(':', ""), opts.profile);
+    let stem = format!("{}-{profile}", started.replace(':', ""));
     let repo = opts.matrix.path.parent().unwrap_or(Path::new("."));
     let results = ResultsFile {
         format: FORMAT_NAME.into(),
@@ -120,19 +109,43 @@ pub fn results_file(opts: &RunOptions) -> Result<(PathBuf, ResultsFile)> {
         run: RunInfo {
             started_at: started,
             finished_at: None,
-            profile: opts.profile.clone(),
+            profile: profile.into(),
             revision: environment::revision(repo),
             tool_version: env!("CARGO_PKG_VERSION").into(),
             command: std::env::args().collect(),
-            placement: Some(opts.placement.describe()),
+            placement: Some(placement.describe()),
             complete: false,
+            resumes: Vec::new(),
         },
+        plan: None,
         environment: environment::detect(),
         adapters: Vec::new(),
         buses: Vec::new(),
         cells: Vec::new(),
     };
-    Ok((opts.out_dir.join(name), results))
+    Ok((stem, results))
+}
+
+/// The selection of a run: as requested and resolved.
+pub fn selection(
+    opts: &RunOptions,
+    adapters: &[&AdapterEntry],
+    scenarios: &[&ScenarioEntry],
+    buses: &[&BusEntry],
+) -> (Selection, Selection) {
+    let ids = |v: Vec<&String>| v.into_iter().cloned().collect();
+    (
+        Selection {
+            adapters: opts.adapters.clone(),
+            scenarios: opts.scenarios.clone(),
+            buses: opts.buses.clone(),
+        },
+        Selection {
+            adapters: ids(adapters.iter().map(|a| &a.id).collect()),
+            scenarios: ids(scenarios.iter().map(|s| &s.id).collect()),
+            buses: ids(buses.iter().map(|b| &b.id).collect()),
+        },
+    )
 }
 
 fn check_writable(dir: &Path) -> Result<()> {
