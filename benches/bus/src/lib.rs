@@ -16,7 +16,9 @@
 pub mod config;
 mod launch;
 pub mod monitor;
+pub mod private_dir;
 pub mod raw_client;
+mod tied;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -24,6 +26,8 @@ use std::str::FromStr;
 use std::time::Duration;
 
 pub use launch::RunningBus;
+pub use private_dir::PrivateDir;
+pub use tied::die_with_parent;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BusKind {

@@ -135,7 +135,11 @@ impl Sandbox {
                 .iter()
                 .any(|p| p.cmdline.contains(bus) && p.cmdline.contains("dbus-matrix-"));
             let server = procs.iter().any(|p| p.cmdline.contains(" serve "));
-            if daemon && server {
+            // A cell's client: the server is ready, the bus fully up.
+            let client = procs.iter().any(|p| p.cmdline.contains(" bench --scenario=call/"));
+            // dbus-broker-launch's child, the broker itself (in the private mount namespace).
+            let broker = bus != "dbus-broker" || procs.iter().any(|p| p.cmdline.contains("--controller"));
+            if daemon && server && client && broker {
                 self.seen = procs;
                 return child;
             }
