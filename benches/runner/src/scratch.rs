@@ -14,9 +14,12 @@ pub struct Scratch(bus::PrivateDir);
 impl Scratch {
     /// A new, empty directory; `what` names its use (`run`, `exec-test`, ...).
     pub fn new(what: &str) -> Result<Scratch> {
-        bus::PrivateDir::create(what)
-            .map(Scratch)
-            .with_context(|| format!("cannot create a scratch directory in {}", std::env::temp_dir().display()))
+        bus::PrivateDir::create(what).map(Scratch).with_context(|| {
+            format!(
+                "cannot create a scratch directory in {}",
+                std::env::temp_dir().display()
+            )
+        })
     }
 
     pub fn path(&self) -> &Path {

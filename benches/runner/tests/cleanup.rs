@@ -21,9 +21,15 @@ extern "C" {
     fn kill(pid: i32, sig: i32) -> i32;
 }
 
-fn signal(pid: u32, sig: &str) {
-    let ok = Command::new("kill").args([sig, &pid.to_string()]).status().unwrap();
-    assert!(ok.success(), "kill {sig} {pid}");
+const SIGHUP: i32 = 1;
+const SIGINT: i32 = 2;
+const SIGKILL: i32 = 9;
+const SIGTERM: i32 = 15;
+
+fn signal(pid: u32, sig: i32) {
+    // SAFETY: kill(2) on a process of this test's own.
+    let rc = unsafe { kill(pid as i32, sig) };
+    assert!(rc == 0 || sig == SIGKILL, "kill {sig} {pid}");
 }
 
 /// `/proc/PID/stat` fields after the command name: state, ppid, ...
@@ -115,20 +121,28 @@ impl Sandbox {
 
     fn command(&self, args: &[&str]) -> Command {
         let mut c = smoke_run_of_repo(&self.out(), args);
-        c.env("TMPDIR", self.tmp()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        c.env("TMPDIR", self.tmp())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
         c
     }
 
     /// Starts a run of IPC cells on `bus` and waits until a cell runs:
     /// the bus daemon and an adapter server are up.
+    // The child is returned; every caller waits for it.
+    #[allow(clippy::zombie_processes)]
     fn start_ipc_run(&mut self, bus: &str) -> Child {
-        let child = self
+        let mut child = self
             .command(&["--adapters", "zbus-6", "--buses", bus, "--scenarios", IPC_SCENARIOS])
             .spawn()
             .unwrap();
         let start = Instant::now();
         loop {
-            assert!(start.elapsed() < Duration::from_secs(120), "no IPC cell started");
+            if start.elapsed() > Duration::from_secs(120) {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("no IPC cell started");
+            }
             let procs = descendants(child.id());
             // The daemon itself, not its `--version`: its command line names its directory.
             let daemon = procs
@@ -182,7 +196,7 @@ impl Drop for Sandbox {
         let mut all = self.seen.clone();
         all.extend(mentioning(&self.tmp()));
         for s in all.iter().filter(|s| s.alive()) {
-            let _ = Command::new("kill").args(["-9", &s.pid.to_string()]).status();
+            signal(s.pid, SIGKILL);
         }
     }
 }
@@ -220,7 +234,7 @@ fn sigkill_mid_ipc_cell(bus: &str) {
     let mut sb = Sandbox::new(&format!("cleanup-sigkill-{bus}"));
     let mut runner = sb.start_ipc_run(bus);
     let killed = runner.id();
-    signal(killed, "-KILL");
+    signal(killed, SIGKILL);
     let _ = runner.wait();
     let left = sb.survivors();
     assert!(
@@ -251,10 +265,14 @@ fn sigkill_mid_ipc_cell(bus: &str) {
 fn sighup_stops_the_run_cleanly() {
     let mut sb = Sandbox::new("cleanup-sighup");
     let mut runner = sb.start_ipc_run("dbus-daemon");
-    signal(runner.id(), "-HUP");
+    signal(runner.id(), SIGHUP);
     let status = wait_at_most(&mut runner, Duration::from_secs(30));
     let out = stderr_of(runner);
-    assert_eq!(status.and_then(|s| s.code()), Some(130), "SIGHUP is an interruption:\n{out}");
+    assert_eq!(
+        status.and_then(|s| s.code()),
+        Some(130),
+        "SIGHUP is an interruption:\n{out}"
+    );
     assert!(out.contains("--resume"), "the results are kept:\n{out}");
     let r = validate(&results_file(&sb.out()));
     assert!(!r.run.complete);
@@ -267,10 +285,9 @@ fn a_second_ctrl_c_exits_at_once_and_still_cleans_up() {
     let mut runner = sb.start_ipc_run("dbus-daemon");
     // A few ms apart: the second comes while the first's clean stop is under
     // way, and after the first was delivered (a pending signal absorbs a second).
-    // SAFETY: signalling this test's own child.
-    unsafe { kill(runner.id() as i32, 2) };
+    signal(runner.id(), SIGINT);
     std::thread::sleep(Duration::from_millis(3));
-    unsafe { kill(runner.id() as i32, 2) };
+    signal(runner.id(), SIGINT);
     let status = wait_at_most(&mut runner, Duration::from_secs(10));
     let out = stderr_of(runner);
     assert_eq!(status.and_then(|s| s.code()), Some(130), "{out}");
@@ -287,10 +304,10 @@ fn reading_commands_answer_signals_while_blocked() {
     assert!(ok.success());
     let fifo = fifo.to_str().unwrap();
     for (args, sig) in [
-        (vec!["report", fifo], "-TERM"),
-        (vec!["compare", fifo, fifo], "-TERM"),
-        (vec!["history", fifo], "-TERM"),
-        (vec!["report", fifo], "-INT"),
+        (vec!["report", fifo], SIGTERM),
+        (vec!["compare", fifo, fifo], SIGTERM),
+        (vec!["history", fifo], SIGTERM),
+        (vec!["report", fifo], SIGINT),
     ] {
         let mut child = dbus_matrix(&args)
             .stdout(Stdio::null())
