@@ -5,10 +5,9 @@
 //! no loadable file for history, a failed build in build-times);
 //! 130 interrupted by SIGINT, SIGTERM or SIGHUP (the results file keeps the finished cells).
 //!
-//! Signals ([`signals`]): `run`, `verify`, `list` and `build-times` stop
-//! cleanly on the first signal and at once on a second (still removing their
-//! temporary directories); `report`, `compare` and `history` end at once on
-//! the first. Every process the runner starts dies with it, even when it is
+//! Signals ([`signals`]): `run` and `build-times` stop cleanly on the first
+//! signal and at once on a second; the other commands end at once on the
+//! first. Ending at once still removes the temporary directories. Every process the runner starts dies with it, even when it is
 //! SIGKILLed, and `run` and `verify` remove what killed runs left in $TMPDIR.
 
 mod adapter;

@@ -1,14 +1,14 @@
 //! How the runner answers SIGINT, SIGTERM and SIGHUP (all three alike).
 //!
-//! Commands that start processes and poll the interrupt flag (`run`,
-//! `verify`, `list`, `build-times`) stop cleanly on the first signal: the
-//! flag is set, the command finishes its cell, stops its children, keeps its
-//! results and exits with 130. A second signal ends the runner at once, still
-//! removing its temporary directories; its children die with it (they are
-//! tied to it by `PR_SET_PDEATHSIG`, see `bus::die_with_parent`).
+//! `run` and `build-times` stop cleanly on the first signal: the flag is set,
+//! the command drops the cell or build under way, stops its children, keeps
+//! its results and exits with 130. A second signal ends the runner at once,
+//! still removing its temporary directories; its children die with it (they
+//! are tied to it by `PR_SET_PDEATHSIG`, see `bus::die_with_parent`).
 //!
-//! The others (`report`, `compare`, `history`) have nothing to clean up: the
-//! first signal ends them with 130, even while blocked (e.g. reading a FIFO).
+//! The others (`report`, `compare`, `history`, `list`, `verify`) have nothing
+//! to keep: the first signal ends them with 130 the same way, even while
+//! blocked (e.g. reading a FIFO).
 //!
 //! Signals are counted by a thread reading a self-pipe, not in the handler,
 //! so the exit can do work a handler may not (remove directories).

@@ -324,3 +324,28 @@ fn reading_commands_answer_signals_while_blocked() {
         );
     }
 }
+
+/// `verify` has nothing to keep: the first signal ends it with 130, its
+/// adapter processes and its directory go with it.
+#[test]
+fn verify_ends_at_the_first_signal_and_leaves_nothing() {
+    let mut sb = Sandbox::new("cleanup-verify");
+    let mut child = dbus_matrix(&["--matrix", repo_matrix().to_str().unwrap(), "verify"])
+        .env("TMPDIR", sb.tmp())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while sb.tmp_entries().is_empty() && start.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(!sb.tmp_entries().is_empty(), "verify made no scratch directory");
+    std::thread::sleep(Duration::from_millis(200));
+    sb.seen = descendants(child.id());
+    signal(child.id(), SIGTERM);
+    let status = wait_at_most(&mut child, Duration::from_secs(5));
+    let out = stderr_of(child);
+    assert_eq!(status.and_then(|s| s.code()), Some(130), "{out}");
+    sb.assert_nothing_left("after SIGTERM to verify");
+}

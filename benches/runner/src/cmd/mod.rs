@@ -64,9 +64,10 @@ impl Cmd {
     }
 
     /// Whether a first signal only sets the interrupt flag (the command polls
-    /// it and stops its children), rather than ending the runner at once.
+    /// it, stops its children and keeps what it has), rather than ending the
+    /// runner at once (with its temporary directories removed).
     pub fn stops_cleanly(&self) -> bool {
-        matches!(self, Cmd::Run(_) | Cmd::Verify(_) | Cmd::List | Cmd::BuildTimes(_))
+        matches!(self, Cmd::Run(_) | Cmd::BuildTimes(_))
     }
 }
 
