@@ -1,8 +1,6 @@
 //! Starting, checking and stopping the daemons.
 
-use std::fs::DirBuilder;
 use std::io::Read;
-use std::os::unix::fs::DirBuilderExt;
 use std::os::unix::io::AsRawFd;
 use std::os::unix::net::{UnixDatagram, UnixListener};
 use std::os::unix::process::CommandExt;
@@ -11,14 +9,17 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::private_dir::PrivateDir;
 use crate::raw_client::RawConnection;
+use crate::tied::die_with_parent;
 use crate::{config, find_program, BusError, BusKind, BusOptions};
 
 /// A running private bus. Dropping it stops the daemon (its whole process
-/// group) and removes its directory.
+/// group) and removes its directory. Its processes also die with ours
+/// ([`die_with_parent`] on every layer).
 pub struct RunningBus {
     kind: BusKind,
-    dir: PathBuf,
+    dir: PrivateDir,
     socket: PathBuf,
     address: String,
     version: String,
@@ -76,8 +77,11 @@ impl RunningBus {
     /// Stops the bus now (as `Drop` does), reporting a failure to clean up.
     pub fn stop(mut self) -> Result<(), BusError> {
         self.teardown();
-        if Path::new(&self.dir).exists() {
-            return Err(BusError::Io(format!("{} could not be removed", self.dir.display())));
+        if self.dir.path().exists() {
+            return Err(BusError::Io(format!(
+                "{} could not be removed",
+                self.dir.path().display()
+            )));
         }
         Ok(())
     }
@@ -98,7 +102,7 @@ impl RunningBus {
             libc::kill(-pgid, libc::SIGKILL);
         }
         let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.dir);
+        self.dir.remove();
     }
 }
 
@@ -133,24 +137,6 @@ fn processes_in_group(pgid: u32) -> Vec<u32> {
     out
 }
 
-fn private_dir(kind: BusKind) -> Result<PathBuf, BusError> {
-    // Never reuse a name within the process: a directory seen as removed
-    // must not come back as another bus's.
-    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-    let base = std::env::temp_dir();
-    for _ in 0..1000 {
-        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let p = base.join(format!("dbus-matrix-{}-{}-{n}", kind.id(), std::process::id()));
-        if DirBuilder::new().mode(0o700).create(&p).is_ok() {
-            return Ok(p);
-        }
-    }
-    Err(BusError::Io(format!(
-        "cannot create a private directory in {}",
-        base.display()
-    )))
-}
-
 fn version_of(program: &Path, kind: BusKind) -> String {
     // dbus-broker-launch has no useful --version; ask the broker next to it.
     let program = match kind {
@@ -183,13 +169,14 @@ fn collect(mut r: impl Read + Send + 'static, log: Arc<Mutex<String>>) {
 
 pub(crate) fn start(kind: BusKind, opts: &BusOptions) -> Result<RunningBus, BusError> {
     let program = find_program(kind)?;
-    let dir = private_dir(kind)?;
-    let socket = dir.join("bus");
+    // Removed on drop: by any early return below, as by the bus's teardown.
+    let dir = PrivateDir::create(kind.id())?;
+    let socket = dir.path().join("bus");
     let address = format!("unix:path={}", socket.display());
     // SAFETY: getuid/geteuid cannot fail.
     let (uid, euid) = unsafe { (libc::getuid(), libc::geteuid()) };
     let log = Arc::new(Mutex::new(String::new()));
-    let config_path = dir.join("bus.conf");
+    let config_path = dir.path().join("bus.conf");
 
     let mut cmd;
     let text;
@@ -212,7 +199,7 @@ pub(crate) fn start(kind: BusKind, opts: &BusOptions) -> Result<RunningBus, BusE
             config::write(&config_path, &text)?;
             let listener = UnixListener::bind(&socket)?;
             // The journal socket dbus-broker insists on, readable by us.
-            let journal_dir = dir.join("journal");
+            let journal_dir = dir.path().join("journal");
             std::fs::create_dir(&journal_dir)?;
             let journal = UnixDatagram::bind(journal_dir.join("socket"))?;
             let jlog = log.clone();
@@ -227,10 +214,14 @@ pub(crate) fn start(kind: BusKind, opts: &BusOptions) -> Result<RunningBus, BusE
             });
             // Inside a private mount namespace: a tmpfs over /run hides the
             // host's /run from the broker and gives it /run/systemd/journal.
+            // unshare --user clears the parent-death signal set below, so the
+            // launcher sets it again (setpriv execs: same process, our child);
+            // the launcher gives the broker its own.
             let script = format!(
                 "set -e; mount -t tmpfs -o mode=0755 dbus-matrix /run; mkdir -p /run/systemd/journal; \
                  mount --bind '{journal}' /run/systemd/journal; \
-                 LISTEN_PID=$$ exec '{program}' --scope user --config-file '{config}'",
+                 if command -v setpriv >/dev/null; then set -- setpriv --pdeathsig KILL --; else set --; fi; \
+                 LISTEN_PID=$$ exec \"$@\" '{program}' --scope user --config-file '{config}'",
                 journal = journal_dir.display(),
                 program = program.display(),
                 config = config_path.display(),
@@ -264,6 +255,7 @@ pub(crate) fn start(kind: BusKind, opts: &BusOptions) -> Result<RunningBus, BusE
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);
+    die_with_parent(&mut cmd);
     let mut child = cmd.spawn().map_err(|e| BusError::Missing {
         program: program.display().to_string(),
         why: e.to_string(),

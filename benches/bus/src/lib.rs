@@ -1,12 +1,14 @@
 //! Private buses for benchmarks. [`start`] launches a bus daemon listening on a
 //! Unix socket in a fresh 0700 directory, waits until it answers Hello, and
 //! returns a [`RunningBus`] whose `Drop` kills the daemon's whole process group
-//! and removes the directory. Never TCP, never the host's /run.
+//! and removes the directory ([`PrivateDir`]: locked while we live, so a run
+//! after a SIGKILLed one can remove it). Every process of the bus dies with
+//! ours even without `Drop` ([`die_with_parent`]). Never TCP, never the host's /run.
 //!
 //! | kind | how it is started |
 //! |---|---|
 //! | dbus-daemon | `dbus-daemon --config-file=GENERATED --nofork` |
-//! | dbus-broker | `unshare --mount` (plus `--user --map-root-user` when not root) running `dbus-broker-launch --scope user --config-file GENERATED`, with the listening socket as fd 3 (`LISTEN_FDS=1`, `LISTEN_PID`) and a journald socket bind-mounted at /run/systemd/journal/socket inside the private mount namespace |
+//! | dbus-broker | `unshare --mount` (plus `--user --map-root-user` when not root) running `dbus-broker-launch --scope user --config-file GENERATED` (under `setpriv --pdeathsig KILL`, which `unshare --user` makes necessary), with the listening socket as fd 3 (`LISTEN_FDS=1`, `LISTEN_PID`) and a journald socket bind-mounted at /run/systemd/journal/socket inside the private mount namespace |
 //! | busd | `busd --config GENERATED` |
 //!
 //! The generated config (see [`config::render`]) is system-bus-like: EXTERNAL
@@ -16,7 +18,9 @@
 pub mod config;
 mod launch;
 pub mod monitor;
+pub mod private_dir;
 pub mod raw_client;
+mod tied;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -24,6 +28,8 @@ use std::str::FromStr;
 use std::time::Duration;
 
 pub use launch::RunningBus;
+pub use private_dir::PrivateDir;
+pub use tied::die_with_parent;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BusKind {

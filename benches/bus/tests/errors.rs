@@ -8,7 +8,12 @@ use bus::{BusKind, BusOptions};
 
 #[test]
 fn missing_and_broken_daemons() {
+    // A private temporary directory: what a failed start leaves there is this test's.
+    let tmp = std::env::temp_dir().join(format!("dbus-matrix-errors-test-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    std::fs::create_dir_all(&tmp).unwrap();
     // SAFETY: this test binary has a single test; nothing else reads the environment concurrently.
+    unsafe { std::env::set_var("TMPDIR", &tmp) };
     unsafe { std::env::set_var("DBUS_MATRIX_BUSD", "/nonexistent/busd") };
     let err = bus::start(BusKind::Busd, &BusOptions::default())
         .err()
@@ -43,6 +48,29 @@ fn missing_and_broken_daemons() {
         start.elapsed() < Duration::from_secs(10),
         "waited for the timeout instead of noticing the exit"
     );
+
+    // Failed broker starts remove their directory like any other failed start:
+    // a launcher that exits at once, and a socket path too long to bind (a
+    // deep $TMPDIR; the broker's listening socket is bound here, not by it).
+    unsafe { std::env::set_var("DBUS_MATRIX_DBUS_BROKER_LAUNCH", "/bin/false") };
+    let err = bus::start(BusKind::DbusBroker, &opts)
+        .err()
+        .expect("must fail")
+        .to_string();
+    // (Without unshare, as in the Nix sandbox, it fails earlier: not found.)
+    assert!(err.contains("dbus-broker"), "{err}");
+    unsafe { std::env::remove_var("DBUS_MATRIX_DBUS_BROKER_LAUNCH") };
+    let deep = tmp.join("d".repeat(110));
+    std::fs::create_dir_all(&deep).unwrap();
+    unsafe { std::env::set_var("TMPDIR", &deep) };
+    let err = bus::start(BusKind::DbusBroker, &opts).err().expect("must fail");
+    unsafe { std::env::set_var("TMPDIR", &tmp) };
+    let left: Vec<_> = std::fs::read_dir(&deep).unwrap().flatten().map(|e| e.path()).collect();
+    assert!(left.is_empty(), "a failed start ({err}) left {left:?}");
+    std::fs::remove_dir(&deep).unwrap();
+    let left: Vec<_> = std::fs::read_dir(&tmp).unwrap().flatten().map(|e| e.path()).collect();
+    assert!(left.is_empty(), "failed starts left {left:?}");
+    let _ = std::fs::remove_dir_all(&tmp);
 
     assert!("dbus-brokr".parse::<BusKind>().is_err());
 }

@@ -23,6 +23,7 @@ fn process(bin: &Path, command: &AdapterCommand, cpu: Option<usize>) -> Command 
         // Failure reasons are the last stderr lines: the panic message, not a backtrace.
         .env("RUST_BACKTRACE", "0");
     placement::pin_command(&mut cmd, cpu);
+    bus::die_with_parent(&mut cmd);
     cmd
 }
 

@@ -172,6 +172,7 @@ fn cargo_build(
     ] {
         cmd.env_remove(var);
     }
+    bus::die_with_parent(&mut cmd);
     let command_line = format!("cargo {} --release --locked -j {jobs}", args.join(" "));
     let start = Instant::now();
     let mut child = cmd.spawn().map_err(|e| {

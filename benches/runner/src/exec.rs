@@ -107,6 +107,8 @@ pub fn run(
         }
     }
     cmd.process_group(0);
+    // Also when the runner is SIGKILLed (valgrind and other wrappers included).
+    bus::die_with_parent(&mut cmd);
     let start = Instant::now();
     let mut child = cmd
         .spawn()

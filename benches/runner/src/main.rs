@@ -3,7 +3,12 @@
 //! Exit status: 0 success; 1 a cell failed (run), verification failed, or a
 //! significant regression (compare); 2 bad input (usage, matrix.toml, results file, missing binary,
 //! no loadable file for history, a failed build in build-times);
-//! 130 interrupted (the results file keeps the finished cells).
+//! 130 interrupted by SIGINT, SIGTERM or SIGHUP (the results file keeps the finished cells).
+//!
+//! Signals ([`signals`]): `run` and `build-times` stop cleanly on the first
+//! signal and at once on a second; the other commands end at once on the
+//! first. Ending at once still removes the temporary directories. Every process the runner starts dies with it, even when it is
+//! SIGKILLed, and `run` and `verify` remove what killed runs left in $TMPDIR.
 
 mod adapter;
 mod adapters;
@@ -22,18 +27,17 @@ mod placement;
 mod progress;
 mod run;
 mod scratch;
+mod signals;
 mod stats;
 mod store;
 mod verify;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
 
 use clap::Parser;
 
-use cmd::{Cmd, Context, EXIT_BAD_INPUT, EXIT_INTERRUPTED};
+use cmd::{Cmd, Context, EXIT_BAD_INPUT};
 
 #[derive(Parser)]
 #[command(
@@ -54,12 +58,7 @@ struct Cli {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let interrupted = Arc::new(AtomicBool::new(false));
-    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        // A second signal ends the runner at once; the first lets it clean up.
-        let _ = signal_hook::flag::register_conditional_shutdown(sig, EXIT_INTERRUPTED as i32, interrupted.clone());
-        let _ = signal_hook::flag::register(sig, interrupted.clone());
-    }
+    let interrupted = signals::install(cli.command.stops_cleanly());
     let ctx = Context {
         matrix: cli.matrix,
         bin_dir: cli.bin_dir,

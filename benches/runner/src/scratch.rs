@@ -1,39 +1,37 @@
 //! The runner's one kind of temporary directory: private (0700), named for
 //! what it holds and whose it is (`dbus-matrix-{what}-{pid}-{n}`, so tests and
-//! people can tell a leftover's owner), removed with its contents on drop.
+//! people can tell a leftover's owner), removed with its contents on drop, and
+//! locked while the runner lives so the next run can remove it if the runner
+//! was killed ([`remove_dead_runs`]). The bus crate's directories are the same
+//! kind: [`bus::PrivateDir`].
 
-use std::os::unix::fs::DirBuilderExt;
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::path::Path;
 
-use anyhow::{bail, Result};
+use anyhow::{Context, Result};
 
-pub struct Scratch(PathBuf);
+pub struct Scratch(bus::PrivateDir);
 
 impl Scratch {
     /// A new, empty directory; `what` names its use (`run`, `exec-test`, ...).
     pub fn new(what: &str) -> Result<Scratch> {
-        // Never reuse a name within the process: one directory per owner.
-        static NEXT: AtomicU32 = AtomicU32::new(0);
-        let base = std::env::temp_dir();
-        for _ in 0..1000 {
-            let n = NEXT.fetch_add(1, Ordering::Relaxed);
-            let p = base.join(format!("dbus-matrix-{what}-{}-{n}", std::process::id()));
-            if std::fs::DirBuilder::new().mode(0o700).create(&p).is_ok() {
-                return Ok(Scratch(p));
-            }
-        }
-        bail!("cannot create a scratch directory in {}", base.display())
+        bus::PrivateDir::create(what).map(Scratch).with_context(|| {
+            format!(
+                "cannot create a scratch directory in {}",
+                std::env::temp_dir().display()
+            )
+        })
     }
 
     pub fn path(&self) -> &Path {
-        &self.0
+        self.0.path()
     }
 }
 
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
+/// Removes what runs that are gone (killed, even by SIGKILL) left in the
+/// temporary directory, saying so on stderr. A live run's directories are kept.
+pub fn remove_dead_runs() {
+    for dir in bus::private_dir::remove_dead(&std::env::temp_dir()) {
+        eprintln!("removed {}: left by a dbus-matrix process that is gone", dir.display());
     }
 }
 

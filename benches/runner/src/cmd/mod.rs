@@ -27,7 +27,7 @@ pub const EXIT_CELL_FAILED: u8 = 1;
 pub const EXIT_REGRESSED: u8 = 1;
 /// Usage, matrix.toml, a results file, a missing binary, ...
 pub const EXIT_BAD_INPUT: u8 = 2;
-/// SIGINT or SIGTERM; the results file keeps the finished cells.
+/// SIGINT, SIGTERM or SIGHUP; the results file keeps the finished cells.
 pub const EXIT_INTERRUPTED: u8 = 130;
 
 #[derive(Subcommand)]
@@ -62,6 +62,13 @@ impl Cmd {
             Cmd::List => list::exec(ctx),
             Cmd::BuildTimes(args) => build_times::exec(args, ctx),
         }
+    }
+
+    /// Whether a first signal only sets the interrupt flag (the command polls
+    /// it, stops its children and keeps what it has), rather than ending the
+    /// runner at once (with its temporary directories removed).
+    pub fn stops_cleanly(&self) -> bool {
+        matches!(self, Cmd::Run(_) | Cmd::BuildTimes(_))
     }
 }
 

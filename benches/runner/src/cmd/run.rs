@@ -62,6 +62,7 @@ pub struct Args {
 }
 
 pub fn exec(args: Args, ctx: &Context) -> Result<ExitCode> {
+    crate::scratch::remove_dead_runs();
     let opts = run::RunOptions {
         matrix: ctx.load_matrix()?,
         profile: args.profile,

@@ -17,6 +17,7 @@ pub struct Args {
 }
 
 pub fn exec(args: Args, ctx: &Context) -> Result<ExitCode> {
+    crate::scratch::remove_dead_runs();
     let m = ctx.load_matrix()?;
     let bin_dir = ctx.bin_dir()?;
     let scratch = Scratch::new("verify")?;
