@@ -291,7 +291,7 @@ fn check_introspection(xml: &str) -> Result<(), String> {
 
 /// The error names a server may answer a call with wrong argument types with:
 /// InvalidArgs, or the name an object server library documents for it (its
-/// own code decodes the arguments; docs/adapters.md lists these).
+/// own code decodes the arguments; docs/scenarios.md lists these).
 fn argument_errors(adapter: &str) -> Vec<&'static str> {
     let mut names = vec!["org.freedesktop.DBus.Error.InvalidArgs"];
     match adapter {

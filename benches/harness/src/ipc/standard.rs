@@ -8,7 +8,7 @@
 
 use super::introspect::{introspection_xml_of, INTROSPECTABLE, PEER, PROPERTIES};
 use super::{interface_methods, items, INTERFACE, OBJECT_PATH, PROPERTY};
-use crate::wire::{Decoder, Encoder, Value};
+use crate::wire::{Encoder, Value};
 
 pub const UNKNOWN_METHOD: &str = "org.freedesktop.DBus.Error.UnknownMethod";
 pub const UNKNOWN_INTERFACE: &str = "org.freedesktop.DBus.Error.UnknownInterface";
@@ -18,7 +18,7 @@ pub const PROPERTY_READ_ONLY: &str = "org.freedesktop.DBus.Error.PropertyReadOnl
 pub const INVALID_ARGS: &str = "org.freedesktop.DBus.Error.InvalidArgs";
 pub const FAILED: &str = "org.freedesktop.DBus.Error.Failed";
 
-/// A method call as received: header fields and the raw body.
+/// A method call as received: its header fields.
 #[derive(Clone, Copy, Debug)]
 pub struct Call<'a> {
     pub path: &'a str,
@@ -26,9 +26,11 @@ pub struct Call<'a> {
     pub member: &'a str,
     /// The SIGNATURE header field ("" when absent).
     pub signature: &'a str,
-    pub body: &'a [u8],
-    pub big_endian: bool,
 }
+
+/// Decodes the leading string arguments of the call with the adapter's
+/// library (asked only for `Properties` calls, whose signature is then checked).
+pub type StringArgs<'a> = &'a mut dyn FnMut() -> Result<Vec<String>, String>;
 
 /// What to send back.
 #[derive(Clone, Debug, PartialEq)]
@@ -36,6 +38,10 @@ pub enum Answer {
     /// A method of the benchmark interface called with the right argument
     /// signature: the adapter's library decodes the arguments and answers.
     Bench(&'static str),
+    /// `Properties.Get` of `Items`: the library sends the value (a variant
+    /// holding `a(ss)`), as in the property scenarios; [`items_reply`] is the
+    /// harness's encoding of it, for a library that cannot.
+    ItemsProperty,
     /// A method return whose body the harness encoded (little-endian).
     Reply { signature: String, body: Vec<u8> },
     /// An error reply: its ERROR_NAME and a one-string body.
@@ -73,6 +79,11 @@ fn items_value() -> Value {
     )
 }
 
+/// The reply to `Properties.Get(INTERFACE, Items)`, encoded by the harness.
+pub fn items_reply() -> Answer {
+    Answer::reply(&[Value::Variant(Box::new(items_value()))])
+}
+
 /// The machine id the bus daemon also reads (`Peer.GetMachineId`).
 fn machine_id() -> Option<String> {
     ["/etc/machine-id", "/var/lib/dbus/machine-id"]
@@ -80,18 +91,6 @@ fn machine_id() -> Option<String> {
         .find_map(|p| std::fs::read_to_string(p).ok())
         .map(|s| s.trim().to_string())
         .filter(|s| s.len() == 32 && s.bytes().all(|b| b.is_ascii_hexdigit()))
-}
-
-/// The string arguments of a call whose signature is all `s` (checked by the caller).
-fn strings(call: &Call) -> Result<Vec<String>, String> {
-    let mut d = Decoder::new(call.body, call.big_endian);
-    (0..call.signature.len())
-        .map(|_| match d.value("s") {
-            Ok(Value::Str(s)) => Ok(s),
-            Ok(other) => Err(format!("expected a string, got {other:?}")),
-            Err(e) => Err(format!("malformed arguments: {e}")),
-        })
-        .collect()
 }
 
 /// The interface a call without an INTERFACE field means: the first that has the member.
@@ -121,11 +120,11 @@ fn expect_signature(call: &Call, expected: &str) -> Result<(), Answer> {
 }
 
 /// The answer to `call` (see the module documentation).
-pub fn answer(call: &Call) -> Answer {
-    route(call).unwrap_or_else(|error| error)
+pub fn answer(call: &Call, string_args: StringArgs) -> Answer {
+    route(call, string_args).unwrap_or_else(|error| error)
 }
 
-fn route(call: &Call) -> Result<Answer, Answer> {
+fn route(call: &Call, string_args: StringArgs) -> Result<Answer, Answer> {
     let Some(interface) = call.interface.or_else(|| interface_of(call.member)) else {
         return Err(Answer::error(UNKNOWN_METHOD, format!("no method {}", call.member)));
     };
@@ -148,7 +147,7 @@ fn route(call: &Call) -> Result<Answer, Answer> {
         return Err(Answer::error(UNKNOWN_OBJECT, format!("no object at {}", call.path)));
     }
     if interface == PROPERTIES {
-        return properties(call);
+        return properties(call, string_args);
     }
     if interface != INTERFACE {
         return Err(Answer::error(
@@ -181,7 +180,7 @@ fn peer(call: &Call) -> Result<Answer, Answer> {
     }
 }
 
-fn properties(call: &Call) -> Result<Answer, Answer> {
+fn properties(call: &Call, string_args: StringArgs) -> Result<Answer, Answer> {
     let expected = match call.member {
         "Get" => "ss",
         "GetAll" => "s",
@@ -190,11 +189,14 @@ fn properties(call: &Call) -> Result<Answer, Answer> {
     };
     expect_signature(call, expected)?;
     // Set's trailing variant is not needed: the interface and property names come first.
-    let names_only = Call {
-        signature: if call.member == "Set" { "ss" } else { expected },
-        ..*call
-    };
-    let args = strings(&names_only).map_err(|e| Answer::error(INVALID_ARGS, e))?;
+    let args = string_args().map_err(|e| Answer::error(INVALID_ARGS, e))?;
+    let wanted = if call.member == "GetAll" { 1 } else { 2 };
+    if args.len() < wanted {
+        return Err(Answer::error(
+            INVALID_ARGS,
+            format!("{} needs {wanted} string arguments", call.member),
+        ));
+    }
     if args[0] != INTERFACE {
         return Err(Answer::error(
             UNKNOWN_INTERFACE,
@@ -223,29 +225,31 @@ fn properties(call: &Call) -> Result<Answer, Answer> {
             format!("{INTERFACE}.{PROPERTY} is read-only"),
         ));
     }
-    Ok(Answer::reply(&[Value::Variant(Box::new(items_value()))]))
+    Ok(Answer::ItemsProperty)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wire::Encoder;
+    use crate::wire::Decoder;
 
-    fn call<'a>(interface: Option<&'a str>, member: &'a str, signature: &'a str, body: &'a [u8]) -> Call<'a> {
+    fn call<'a>(interface: Option<&'a str>, member: &'a str, signature: &'a str) -> Call<'a> {
         Call {
             path: OBJECT_PATH,
             interface,
             member,
             signature,
-            body,
-            big_endian: false,
         }
     }
 
-    fn body(values: &[Value]) -> Vec<u8> {
-        let mut e = Encoder::new();
-        values.iter().for_each(|v| e.value(v));
-        e.buf
+    /// The answer when the string arguments decode to `args`.
+    fn answer_with(c: &Call, args: &[&str]) -> Answer {
+        let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        answer(c, &mut || Ok(args.clone()))
+    }
+
+    fn no_args(c: &Call) -> Answer {
+        answer(c, &mut || panic!("no string arguments expected"))
     }
 
     fn error_name(a: Answer) -> &'static str {
@@ -257,95 +261,84 @@ mod tests {
 
     #[test]
     fn benchmark_methods_are_left_to_the_library_only_with_the_right_arguments() {
-        let seven = body(&[Value::I32(7)]);
         assert_eq!(
-            answer(&call(Some(INTERFACE), "InOutInt", "i", &seven)),
+            no_args(&call(Some(INTERFACE), "InOutInt", "i")),
             Answer::Bench("InOutInt")
         );
-        assert_eq!(answer(&call(None, "EchoBytes", "ay", &[])), Answer::Bench("EchoBytes"));
+        assert_eq!(no_args(&call(None, "EchoBytes", "ay")), Answer::Bench("EchoBytes"));
         assert_eq!(
-            error_name(answer(&call(Some(INTERFACE), "InOutInt", "s", &[]))),
+            error_name(no_args(&call(Some(INTERFACE), "InOutInt", "s"))),
             INVALID_ARGS
         );
+        assert_eq!(error_name(no_args(&call(Some(INTERFACE), "Void", "i"))), INVALID_ARGS);
+        assert_eq!(error_name(no_args(&call(Some(INTERFACE), "Nope", ""))), UNKNOWN_METHOD);
         assert_eq!(
-            error_name(answer(&call(Some(INTERFACE), "Void", "i", &seven))),
-            INVALID_ARGS
-        );
-        assert_eq!(
-            error_name(answer(&call(Some(INTERFACE), "Nope", "", &[]))),
-            UNKNOWN_METHOD
-        );
-        assert_eq!(
-            error_name(answer(&call(Some("org.example.X"), "Void", "", &[]))),
+            error_name(no_args(&call(Some("org.example.X"), "Void", ""))),
             UNKNOWN_INTERFACE
         );
-        assert_eq!(error_name(answer(&call(None, "Nope", "", &[]))), UNKNOWN_METHOD);
+        assert_eq!(error_name(no_args(&call(None, "Nope", ""))), UNKNOWN_METHOD);
     }
 
     #[test]
     fn standard_interfaces_are_answered() {
-        let Answer::Reply { signature, .. } = answer(&call(Some(INTROSPECTABLE), "Introspect", "", &[])) else {
+        let Answer::Reply { signature, .. } = no_args(&call(Some(INTROSPECTABLE), "Introspect", "")) else {
             panic!()
         };
         assert_eq!(signature, "s");
         assert_eq!(
-            answer(&call(Some(PEER), "Ping", "", &[])),
+            no_args(&call(Some(PEER), "Ping", "")),
             Answer::Reply {
                 signature: String::new(),
                 body: Vec::new()
             }
         );
-        let get = body(&[Value::Str(INTERFACE.into()), Value::Str(PROPERTY.into())]);
-        let Answer::Reply { signature, body: b } = answer(&call(Some(PROPERTIES), "Get", "ss", &get)) else {
+        let get = call(Some(PROPERTIES), "Get", "ss");
+        assert_eq!(answer_with(&get, &[INTERFACE, PROPERTY]), Answer::ItemsProperty);
+        let Answer::Reply { signature, body } = items_reply() else {
             panic!()
         };
         assert_eq!(signature, "v");
         assert_eq!(
-            Decoder::new(&b, false).value("v").unwrap(),
+            Decoder::new(&body, false).value("v").unwrap(),
             Value::Variant(Box::new(items_value()))
         );
-        let all = body(&[Value::Str(INTERFACE.into())]);
-        let Answer::Reply { signature, .. } = answer(&call(Some(PROPERTIES), "GetAll", "s", &all)) else {
+        let get_all = call(Some(PROPERTIES), "GetAll", "s");
+        let Answer::Reply { signature, .. } = answer_with(&get_all, &[INTERFACE]) else {
             panic!()
         };
         assert_eq!(signature, "a{sv}");
-        let other = body(&[Value::Str(INTERFACE.into()), Value::Str("Nope".into())]);
+        assert_eq!(error_name(answer_with(&get, &[INTERFACE, "Nope"])), UNKNOWN_PROPERTY);
+        assert_eq!(error_name(answer_with(&get_all, &["org.example.X"])), UNKNOWN_INTERFACE);
+        assert_eq!(error_name(no_args(&call(Some(PROPERTIES), "Get", "s"))), INVALID_ARGS);
+        let set = call(Some(PROPERTIES), "Set", "ssv");
         assert_eq!(
-            error_name(answer(&call(Some(PROPERTIES), "Get", "ss", &other))),
-            UNKNOWN_PROPERTY
+            error_name(answer_with(&set, &[INTERFACE, PROPERTY])),
+            PROPERTY_READ_ONLY
         );
-        let iface = body(&[Value::Str("org.example.X".into())]);
+        // Arguments the library could not decode are an error reply, not a panic.
         assert_eq!(
-            error_name(answer(&call(Some(PROPERTIES), "GetAll", "s", &iface))),
-            UNKNOWN_INTERFACE
-        );
-        assert_eq!(
-            error_name(answer(&call(Some(PROPERTIES), "Get", "s", &iface))),
+            error_name(answer(&get_all, &mut || Err("truncated".into()))),
             INVALID_ARGS
         );
-        // A truncated body is an error reply, not a panic.
-        assert_eq!(
-            error_name(answer(&call(Some(PROPERTIES), "GetAll", "s", &[9, 0]))),
-            INVALID_ARGS
-        );
+        assert_eq!(error_name(answer_with(&get, &[INTERFACE])), INVALID_ARGS);
     }
 
     #[test]
     fn other_paths_have_only_introspection_and_peer() {
         let root = Call {
             path: "/",
-            ..call(None, "Introspect", "", &[])
+            ..call(None, "Introspect", "")
         };
-        assert!(matches!(answer(&root), Answer::Reply { .. }));
+        assert!(matches!(no_args(&root), Answer::Reply { .. }));
         let elsewhere = Call {
             path: "/org",
-            ..call(Some(INTERFACE), "Void", "", &[])
+            ..call(Some(INTERFACE), "Void", "")
         };
-        assert_eq!(error_name(answer(&elsewhere)), UNKNOWN_OBJECT);
+        assert_eq!(error_name(no_args(&elsewhere)), UNKNOWN_OBJECT);
         let ping = Call {
             path: "/org",
-            ..call(Some(PEER), "Ping", "", &[])
+            ..call(Some(PEER), "Ping", "")
         };
-        assert!(matches!(answer(&ping), Answer::Reply { .. }));
+        assert!(matches!(no_args(&ping), Answer::Reply { .. }));
     }
 }
