@@ -5,13 +5,14 @@
 #   tests:   valgrind (instruction counts), nix-bin (offline flake evaluation), chromium
 #            (headless, renders the HTML report), deadnix and nixpkgs-fmt (cargo),
 #            critcmp (cargo; reads `report --format critcmp` in tests),
-#            cargo-nextest (if the machine lacks it)
+#            cargo-nextest (if the machine lacks it), the real D-Bus clients the
+#            server test drives: gdbus (libglib2.0-bin), busctl (systemd), dbus-send (dbus-bin)
 # Usage: scripts/install-deps-debian.sh [runtime|all]   (default: all)
 set -euo pipefail
 what=${1:-all}
 
 apt_packages=(dbus-daemon dbus-broker libdbus-1-dev pkg-config util-linux)
-[ "$what" = all ] && apt_packages+=(valgrind nix-bin git chromium)
+[ "$what" = all ] && apt_packages+=(valgrind nix-bin git chromium libglib2.0-bin systemd dbus-bin)
 
 missing=()
 for p in "${apt_packages[@]}"; do

@@ -24,6 +24,9 @@ use std::path::PathBuf;
 
 use crate::digest::Digest;
 
+pub mod introspect;
+pub mod standard;
+
 pub const OBJECT_PATH: &str = "/io/killing/spark";
 pub const INTERFACE: &str = "io.killing.spark.Bench";
 pub const PROPERTY: &str = "Items";
@@ -105,6 +108,26 @@ impl Method {
         }
     }
 
+    /// The signature of the arguments the method takes.
+    pub fn in_signature(self) -> &'static str {
+        match self {
+            Method::InInt | Method::InOutInt => "i",
+            Method::InString | Method::InOutString => "s",
+            _ => "",
+        }
+    }
+
+    /// The signature of what the method returns.
+    pub fn out_signature(self) -> &'static str {
+        match self {
+            Method::OutInt | Method::InOutInt => "i",
+            Method::OutString | Method::InOutString => "s",
+            Method::ObjectRef => "(so)",
+            Method::RelationSet => "a(so)",
+            _ => "",
+        }
+    }
+
     /// The part of the scenario id after `call/`.
     pub fn slug(self) -> &'static str {
         match self {
@@ -119,6 +142,28 @@ impl Method {
             Method::RelationSet => "relation-set",
         }
     }
+}
+
+/// `EchoBytes`, the one method of the interface outside [`Method`] (its
+/// cells are `call/echo-bytes/<size>`): `ay` in, the same `ay` out.
+pub const ECHO_BYTES: &str = "EchoBytes";
+
+/// Every method of [`INTERFACE`]: (member, in signature, out signature).
+/// An array, not a `Vec`: hand-built servers look calls up in it per call.
+pub fn interface_methods() -> [(&'static str, &'static str, &'static str); 10] {
+    let m = |m: Method| (m.member(), m.in_signature(), m.out_signature());
+    [
+        m(Method::Void),
+        m(Method::InInt),
+        m(Method::OutInt),
+        m(Method::InOutInt),
+        m(Method::InString),
+        m(Method::OutString),
+        m(Method::InOutString),
+        m(Method::ObjectRef),
+        m(Method::RelationSet),
+        (ECHO_BYTES, "ay", "ay"),
+    ]
 }
 
 /// What an IPC cell does.

@@ -236,7 +236,8 @@ impl h::Ipc for DbusIpc {
         };
         let conn = connect(transport).context("connecting the server to the bus")?;
         let reply = conn
-            .request_name(service_name.as_str(), false, true, true)
+            // Neither allow nor take a replacement; DO_NOT_QUEUE: `Exists` when owned.
+            .request_name(service_name.as_str(), false, false, true)
             .with_context(|| format!("requesting {service_name}"))?;
         ensure!(
             reply == RequestNameReply::PrimaryOwner,

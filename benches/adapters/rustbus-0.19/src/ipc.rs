@@ -1,7 +1,12 @@
 //! The IPC side with rustbus 0.19's blocking connections. The server is a
-//! `DispatchConn` (rustbus's dispatcher for services) with one handler on the
-//! benchmark object; it answers `Properties.Get` itself, as rustbus has no
-//! object or property layer. Clients are `RpcConn`s: every call is a
+//! `DispatchConn` (rustbus's dispatcher for services) with one handler for
+//! every path; rustbus has no object, property or introspection layer, so
+//! the handler asks `harness::ipc::standard` what a call is: a benchmark
+//! method with the right argument signature (answered with rustbus, as is
+//! `Properties.Get` of `Items`), a standard interface (Introspect, Peer,
+//! GetAll, answered with the harness's encoding) or an error. Error replies
+//! are written by hand: rustbus 0.19.3 drops their ERROR_NAME field
+//! ([`send_error`], docs/scenarios.md). Clients are `RpcConn`s: every call is a
 //! `MessageBuilder` message sent with `send_message(..).write_all()` and
 //! matched with `wait_response`; properties are read with a hand-built
 //! `org.freedesktop.DBus.Properties.Get` (rustbus has no proxy and no property
@@ -14,8 +19,10 @@
 //! so every connection is made to the socket path the transport names
 //! (`DuplexConn::connect_to_bus` / `RpcConn::connect_to_path`).
 
-use anyhow::{bail, ensure, Context, Result};
+use anyhow::{anyhow, bail, ensure, Context, Result};
+use harness::ipc::standard::{self, Answer};
 use harness::ipc::{self as h, IpcOp, Method, Transport};
+use harness::wire::{self, Value};
 use harness::{payload, Digest};
 use nix::sys::socket::UnixAddr;
 use rustbus::connection::dispatch_conn::{HandleEnvironment, HandleError, HandleResult, Matches};
@@ -25,7 +32,7 @@ use rustbus::message_builder::{MarshalledMessage, MarshalledMessageBody};
 use rustbus::wire::errors::MarshalError;
 use rustbus::wire::unmarshal::traits::Variant;
 use rustbus::wire::ObjectPath;
-use rustbus::{standard_messages, DispatchConn, DuplexConn, MessageBuilder, MessageType, RpcConn};
+use rustbus::{standard_messages, ByteOrder, DispatchConn, DuplexConn, MessageBuilder, MessageType, RpcConn};
 
 pub struct RustbusIpc;
 
@@ -215,85 +222,124 @@ struct Service {
     items: Vec<(String, String)>,
 }
 
-/// What the dispatcher's handlers return for messages that are not calls.
+/// What the dispatcher's handlers return when nothing is left for the
+/// dispatcher to send: the message was not a call, or the handler wrote an
+/// error reply itself ([`send_error`]).
 #[derive(Debug)]
-struct NotACall;
+struct NoReply;
 
-type Env<'a> = HandleEnvironment<Service, NotACall>;
+type Env<'a> = HandleEnvironment<Service, NoReply>;
 
-fn unknown_method(call: &MarshalledMessage) -> MarshalledMessage {
-    let mut err = standard_messages::unknown_method(&call.dynheader);
-    // rustbus 0.19.3's make_error_response leaves the type at Reply.
-    err.typ = MessageType::Error;
-    err
-}
-
-/// The reply to a call on the benchmark object; `None` for an unknown method.
-fn reply(svc: &Service, call: &MarshalledMessage) -> Result<Option<MarshalledMessage>> {
-    let hdr = &call.dynheader;
-    let mut reply = hdr.make_response();
+/// The library's reply to a benchmark method whose argument signature the
+/// harness checked ([`standard::answer`]).
+fn bench_reply(svc: &Service, call: &MarshalledMessage, member: &str) -> Result<MarshalledMessage> {
+    let mut reply = call.dynheader.make_response();
     let mut p = call.body.parser();
-    let member = hdr.member.as_deref().unwrap_or_default();
-    match hdr.interface.as_deref() {
-        Some(h::INTERFACE) | None => match member {
-            "Void" => {}
-            "InInt" => {
-                let _: i32 = p.get()?;
-            }
-            "OutInt" => reply.body.push_param(h::OUT_INT)?,
-            "InOutInt" => reply.body.push_param(p.get::<i32>()? + 1)?,
-            "InString" => {
-                let _: &str = p.get()?;
-            }
-            "OutString" => reply.body.push_param(h::OUT_STRING)?,
-            "InOutString" => reply.body.push_param(p.get::<&str>()?)?,
-            "ObjectRef" => reply.body.push_param(&svc.relation_set[0])?,
-            "RelationSet" => reply.body.push_param(svc.relation_set.as_slice())?,
-            // `ay` both ways as one slice (rustbus's byte-array paths).
-            "EchoBytes" => reply.body.push_param(p.get::<&[u8]>()?)?,
-            _ => return Ok(None),
-        },
-        Some(PROPERTIES) if member == "Get" => {
-            let (interface, property): (&str, &str) = p.get2()?;
-            if interface != h::INTERFACE || property != h::PROPERTY {
-                let mut err = hdr.make_error_response(
-                    "org.freedesktop.DBus.Error.UnknownProperty",
-                    Some(format!("no property {interface}.{property}")),
-                );
-                err.typ = MessageType::Error;
-                return Ok(Some(err));
-            }
-            reply.body.push_variant(svc.items.as_slice())?;
+    match member {
+        "Void" => {}
+        "InInt" => {
+            let _: i32 = p.get()?;
         }
-        _ => return Ok(None),
+        "OutInt" => reply.body.push_param(h::OUT_INT)?,
+        "InOutInt" => reply.body.push_param(p.get::<i32>()? + 1)?,
+        "InString" => {
+            let _: &str = p.get()?;
+        }
+        "OutString" => reply.body.push_param(h::OUT_STRING)?,
+        "InOutString" => reply.body.push_param(p.get::<&str>()?)?,
+        "ObjectRef" => reply.body.push_param(&svc.relation_set[0])?,
+        "RelationSet" => reply.body.push_param(svc.relation_set.as_slice())?,
+        // `ay` both ways as one slice (rustbus's byte-array paths).
+        "EchoBytes" => reply.body.push_param(p.get::<&[u8]>()?)?,
+        other => bail!("no method {other}"),
     }
-    Ok(Some(reply))
+    Ok(reply)
 }
 
-/// The handler of `OBJECT_PATH`.
-fn bench_handler(svc: &mut Service, _: Matches, msg: &MarshalledMessage, _: &mut Env) -> HandleResult<NotACall> {
+/// Writes an error reply with its ERROR_NAME header field. rustbus 0.19.3
+/// cannot: `wire::marshal::marshal_header` writes no ERROR_NAME field whatever
+/// `dynheader.error_name` holds, and a bus disconnects a connection that sends
+/// an error without one. So the message is encoded by the harness's reference
+/// encoder and written to the connection's socket while its `SendConn` is
+/// locked (the dispatcher writes every message whole, so none is half-sent).
+fn send_error(env: &Env, call: &MarshalledMessage, name: &str, message: &str) -> Result<()> {
+    use std::io::Write;
+    use std::os::fd::{AsRawFd, BorrowedFd};
+    let hdr = &call.dynheader;
+    let reply_serial = hdr.serial.context("a call without a serial")?;
+    let mut fields = vec![
+        (wire::FIELD_REPLY_SERIAL, Value::U32(reply_serial)),
+        (wire::FIELD_ERROR_NAME, Value::Str(name.to_owned())),
+    ];
+    if let Some(sender) = &hdr.sender {
+        fields.push((wire::FIELD_DESTINATION, Value::Str(sender.clone())));
+    }
+    fields.push((wire::FIELD_SIGNATURE, Value::Signature("s".into())));
+    let mut conn = env
+        .conn
+        .lock()
+        .map_err(|_| anyhow!("the send connection's lock is poisoned"))?;
+    let serial = conn.alloc_serial();
+    let bytes = wire::encode_message(
+        wire::MESSAGE_ERROR,
+        0,
+        serial,
+        &fields,
+        &[Value::Str(message.to_owned())],
+    );
+    // SAFETY: the fd belongs to `conn`, which stays locked (and open) until the copy is written and closed.
+    let fd = unsafe { BorrowedFd::borrow_raw(conn.as_raw_fd()) };
+    let mut socket = std::os::unix::net::UnixStream::from(fd.try_clone_to_owned()?);
+    socket.write_all(&bytes).context("writing an error reply")?;
+    Ok(())
+}
+
+/// Every message to this connection: calls are answered (benchmark methods by
+/// rustbus, the standard interfaces and every error as `harness::ipc::standard`
+/// says), anything else is dropped. Never fails on what a client sends.
+fn handle(svc: &mut Service, _: Matches, msg: &MarshalledMessage, env: &mut Env) -> HandleResult<NoReply> {
     if msg.typ != MessageType::Call {
-        return Err(HandleError::User(NotACall));
+        return Err(HandleError::User(NoReply));
     }
-    match reply(svc, msg) {
-        Ok(Some(reply)) => Ok(Some(reply)),
-        Ok(None) => Ok(Some(unknown_method(msg))),
-        Err(e) => {
-            let mut err = msg
-                .dynheader
-                .make_error_response("org.freedesktop.DBus.Error.InvalidArgs", Some(format!("{e:#}")));
-            err.typ = MessageType::Error;
-            Ok(Some(err))
+    let hdr = &msg.dynheader;
+    let call = standard::Call {
+        path: hdr.object.as_deref().unwrap_or("/"),
+        interface: hdr.interface.as_deref(),
+        member: hdr.member.as_deref().unwrap_or_default(),
+        signature: msg.get_sig(),
+    };
+    let mut string_args = || -> Result<Vec<String>, String> {
+        let mut p = msg.body.parser();
+        let mut args = Vec::new();
+        while p.get_next_sig() == Some("s") {
+            args.push(p.get::<String>().map_err(|e| format!("{e:?}"))?);
         }
-    }
-}
-
-/// Everything not addressed to `OBJECT_PATH`: signals to this connection
-/// (NameAcquired) and replies are not answered; calls get UnknownMethod.
-fn default_handler(_: &mut Service, _: Matches, msg: &MarshalledMessage, _: &mut Env) -> HandleResult<NotACall> {
-    match msg.typ {
-        MessageType::Call => Ok(Some(unknown_method(msg))),
-        _ => Err(HandleError::User(NotACall)),
+        Ok(args)
+    };
+    let reply = match standard::answer(&call, &mut string_args) {
+        Answer::Bench(member) => bench_reply(svc, msg, member).map_err(|e| (standard::INVALID_ARGS, format!("{e:#}"))),
+        Answer::ItemsProperty => {
+            let mut reply = hdr.make_response();
+            match reply.body.push_variant(svc.items.as_slice()) {
+                Ok(()) => Ok(reply),
+                Err(e) => Err((standard::FAILED, format!("{e:?}"))),
+            }
+        }
+        Answer::Reply { signature, body } => {
+            let mut reply = hdr.make_response();
+            reply.body = MarshalledMessageBody::from_parts(body, Vec::new(), signature, ByteOrder::LittleEndian);
+            Ok(reply)
+        }
+        Answer::Error { name, message } => Err((name, message)),
+    };
+    match reply {
+        Ok(reply) => Ok(Some(reply)),
+        Err((name, message)) => {
+            if let Err(e) = send_error(env, msg, name, &message) {
+                eprintln!("could not send the error reply {name}: {e:#}");
+            }
+            Err(HandleError::User(NoReply))
+        }
     }
 }
 
@@ -328,13 +374,13 @@ fn serve_bus(socket: &std::path::Path, service_name: &str, ready: &mut dyn FnMut
             .collect::<Result<_>>()?,
         items: h::items(),
     };
-    let mut dispatch = DispatchConn::new(conn, service, Box::new(default_handler));
-    dispatch.add_handler(h::OBJECT_PATH, Box::new(bench_handler));
+    // One handler for every path: the standard interfaces answer on the object's ancestors too.
+    let mut dispatch = DispatchConn::new(conn, service, Box::new(handle));
     ready();
     loop {
-        // `run` returns on every handler error: ours mean "not a call, no reply", so it is re-entered.
+        // `run` returns on every handler error: ours mean "nothing to send", so it is re-entered.
         match dispatch.run() {
-            Err((_, HandleError::User(NotACall))) => continue,
+            Err((_, HandleError::User(NoReply))) => continue,
             Err((msg, e)) => bail!("serving failed: {e:?} (message {msg:?})"),
             Ok(()) => unreachable!("DispatchConn::run returns only on error"),
         }

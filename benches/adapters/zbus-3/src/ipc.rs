@@ -225,11 +225,15 @@ impl h::Ipc for ZbusIpc {
             Transport::Bus {
                 address, service_name, ..
             } => {
-                let _conn = ConnectionBuilder::address(address.as_str())?
-                    .name(service_name.as_str())?
+                let conn = ConnectionBuilder::address(address.as_str())?
                     .serve_at(h::OBJECT_PATH, BenchService::new(service_name))?
                     .build()
                     .context("connecting the server to the bus")?;
+                // Not the builder's `name`: it requests with REPLACE_EXISTING, which would take
+                // the name from an owner that allows replacement. DO_NOT_QUEUE alone fails
+                // (zbus::Error::NameTaken) when the name is owned.
+                conn.request_name_with_flags(service_name.as_str(), zbus::fdo::RequestNameFlags::DoNotQueue.into())
+                    .with_context(|| format!("requesting {service_name}"))?;
                 ready();
                 loop {
                     std::thread::park();

@@ -210,12 +210,17 @@ impl h::Ipc for ZbusIpc {
             Transport::Bus {
                 address, service_name, ..
             } => block_on(async {
+                // zbus 6 requests names with ALLOW_REPLACEMENT | REPLACE_EXISTING | DO_NOT_QUEUE by
+                // default: a second server would take the name over. DO_NOT_QUEUE alone fails
+                // (zbus::Error::NameTaken) when the name is owned.
                 let _conn = connection::Builder::address(address.as_str())
                     .name(service_name.as_str())
+                    .allow_name_replacements(false)
+                    .replace_existing_names(false)
                     .serve_at(h::OBJECT_PATH, BenchService::new(service_name))
                     .build()
                     .await
-                    .context("connecting the server to the bus")?;
+                    .with_context(|| format!("connecting the server to the bus and requesting {service_name}"))?;
                 ready();
                 std::future::pending::<()>().await;
                 Ok(())
