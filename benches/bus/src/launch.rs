@@ -263,6 +263,9 @@ pub(crate) fn start(kind: BusKind, opts: &BusOptions) -> Result<RunningBus, BusE
     cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
+        // Its log becomes failure reasons: error messages, not backtraces (busd is Rust).
+        .env_remove("RUST_BACKTRACE")
+        .env_remove("RUST_LIB_BACKTRACE")
         .process_group(0);
     let mut child = cmd.spawn().map_err(|e| BusError::Missing {
         program: program.display().to_string(),

@@ -152,7 +152,10 @@ fn thresholds_alphas_and_jobs_out_of_range_are_refused() {
         let files: &[&str] = if cmd == "compare" { &[f, f] } else { &[f] };
         for v in ["nan", "inf", "-inf", "-0.5", "1e309"] {
             let arg = format!("--threshold={v}");
-            fails_with(dbus_matrix(&[&[cmd], files, &[arg.as_str()]].concat()), &["--threshold"]);
+            fails_with(
+                dbus_matrix(&[&[cmd], files, &[arg.as_str()]].concat()),
+                &["--threshold"],
+            );
         }
         for v in ["nan", "inf", "0", "1", "-0.1", "1.5"] {
             let arg = format!("--alpha={v}");

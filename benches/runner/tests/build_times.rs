@@ -21,6 +21,8 @@ fn results_with(adapters: Vec<AdapterRecord>) -> ResultsFile {
             command: vec!["dbus-matrix".into(), "run".into()],
             placement: None,
             complete: true,
+            runner_revision: None,
+            matrix: None,
         },
         environment: Environment {
             rustc: "rustc 1.0.0".into(),

@@ -209,7 +209,13 @@ fn failure_reasons_carry_no_backtrace_whatever_the_environment_asks() {
     let r = validate(&results_file(&setup.out()));
     let reason = r.cells[0].reason().unwrap_or_default().to_string();
     assert!(reason.contains("injected library error"), "{reason}");
-    for fragment in ["stack backtrace", "Stack backtrace", "RUST_BACKTRACE", "std::rt::", " at /"] {
+    for fragment in [
+        "stack backtrace",
+        "Stack backtrace",
+        "RUST_BACKTRACE",
+        "std::rt::",
+        " at /",
+    ] {
         assert!(!reason.contains(fragment), "{fragment:?} in the reason: {reason}");
     }
 }

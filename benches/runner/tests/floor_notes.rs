@@ -23,7 +23,9 @@ fn note_of(markdown: &str, row: &str, floor: &str) -> usize {
         .find(|l| l.starts_with(&format!("| {row} ")) && l.contains(floor))
         .unwrap_or_else(|| panic!("no row {row} with {floor}"));
     let at = line.find(floor).unwrap() + floor.len();
-    let rest = line[at..].strip_prefix(" [").unwrap_or_else(|| panic!("no footnote after {floor}: {line}"));
+    let rest = line[at..]
+        .strip_prefix(" [")
+        .unwrap_or_else(|| panic!("no footnote after {floor}: {line}"));
     rest[..rest.find(']').unwrap()].parse().unwrap()
 }
 
@@ -43,7 +45,10 @@ fn cells_below_the_floor_say_why_in_markdown_and_html() {
     for floor in ["0.55× floor", "0.32× floor"] {
         let n = note_of(&md, "dbus-bytestream 0.1.4", floor);
         let note = note_text(&md, n);
-        assert!(note.starts_with("below the raw-socket floor, yet not less work"), "{note}");
+        assert!(
+            note.starts_with("below the raw-socket floor, yet not less work"),
+            "{note}"
+        );
         assert!(note.contains("vCPU") && note.contains("--pin"), "{note}");
     }
     // zbus' cached property reads: no message at all.
@@ -61,7 +66,10 @@ fn cells_below_the_floor_say_why_in_markdown_and_html() {
         }
     }
     let html = report("html");
-    assert!(html.contains("0.55× floor<sup><a href=\"#note-"), "no note on the HTML cell");
+    assert!(
+        html.contains("0.55× floor<sup><a href=\"#note-"),
+        "no note on the HTML cell"
+    );
     assert!(html.contains("below the raw-socket floor, yet not less work"));
 }
 

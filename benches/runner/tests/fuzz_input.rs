@@ -68,10 +68,21 @@ fn toml_float(v: f64) -> String {
 fn exits_cleanly(mut c: Command, allowed: &[i32]) -> Result<(), TestCaseError> {
     let o = c.output().unwrap();
     let out = text(&o);
-    prop_assert!(o.status.code().is_some(), "killed by a signal ({:?}):\n{}", o.status, out);
+    prop_assert!(
+        o.status.code().is_some(),
+        "killed by a signal ({:?}):\n{}",
+        o.status,
+        out
+    );
     let code = o.status.code().unwrap();
     prop_assert!(!out.contains("panicked"), "panic (exit {}):\n{}", code, out);
-    prop_assert!(allowed.contains(&code), "exit {} (allowed {:?}):\n{}", code, allowed, out);
+    prop_assert!(
+        allowed.contains(&code),
+        "exit {} (allowed {:?}):\n{}",
+        code,
+        allowed,
+        out
+    );
     Ok(())
 }
 
@@ -92,13 +103,10 @@ fn cli_numbers_and_strings_never_panic() {
     let fixture = workspace().join("runner/tests/fixtures/run-1.json");
     let f = fixture.to_str().unwrap().to_string();
     let inputs = (number(), number(), number(), text_arg(), text_arg(), integer());
-    runner(48)
+    runner(128)
         .run(&inputs, |(timeout, threshold, alpha, pin, names, jobs)| {
             exits_cleanly(
-                stopping_run(
-                    &setup,
-                    &[&format!("--cell-timeout={timeout}"), &format!("--pin={pin}")],
-                ),
+                stopping_run(&setup, &[&format!("--cell-timeout={timeout}"), &format!("--pin={pin}")]),
                 &[2],
             )?;
             exits_cleanly(stopping_run(&setup, &[&format!("--adapters={names}")]), &[2])?;
@@ -108,7 +116,12 @@ fn cli_numbers_and_strings_never_panic() {
             // --into a missing file: refused before anything is built.
             let missing = setup.dir.path().join("missing.json");
             exits_cleanly(
-                dbus_matrix(&["build-times", &format!("--jobs={jobs}"), "--into", missing.to_str().unwrap()]),
+                dbus_matrix(&[
+                    "build-times",
+                    &format!("--jobs={jobs}"),
+                    "--into",
+                    missing.to_str().unwrap(),
+                ]),
                 &[2],
             )
         })
@@ -120,12 +133,15 @@ fn matrix_numbers_never_panic() {
     let setup = fault_setup("fuzz-matrix", &["fault-ok"], &["marshal/mixed"]);
     let original = std::fs::read_to_string(&setup.matrix).unwrap();
     let inputs = (integer(), number(), number(), integer());
-    runner(48)
+    runner(128)
         .run(&inputs, |(sample_size, warm_up, measurement, nresamples)| {
             let text = original
                 .replace("sample_size = 10", &format!("sample_size = {sample_size}"))
                 .replace("warm_up = 0.05", &format!("warm_up = {}", toml_float(warm_up)))
-                .replace("measurement = 0.1", &format!("measurement = {}", toml_float(measurement)))
+                .replace(
+                    "measurement = 0.1",
+                    &format!("measurement = {}", toml_float(measurement)),
+                )
                 .replace("nresamples = 1000", &format!("nresamples = {nresamples}"));
             std::fs::write(&setup.matrix, text).unwrap();
             exits_cleanly(setup.command(&["list"]), &[0, 2])?;

@@ -132,9 +132,10 @@ fn the_html_report_renders_in_chromium() {
         "[[adapter]]\nid = \"raw\"\npackage = \"adapter-raw\"\npath = \"{}\"\nlibrary = \"raw\"\nbaseline = true\n",
         workspace().join("adapters/raw").display()
     );
-    let toml = std::fs::read_to_string(&setup.matrix)
-        .unwrap()
-        .replacen("[profile.smoke]", &(raw + "[profile.smoke]"), 1);
+    let toml =
+        std::fs::read_to_string(&setup.matrix)
+            .unwrap()
+            .replacen("[profile.smoke]", &(raw + "[profile.smoke]"), 1);
     std::fs::write(&setup.matrix, toml).unwrap();
 
     let o = setup

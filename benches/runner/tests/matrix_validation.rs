@@ -67,28 +67,44 @@ fn an_adapter_path_that_does_not_exist_is_refused() {
         let good = workspace().join("testing/fault-adapter");
         t.replace(good.to_str().unwrap(), "benches/adapters/no-such-crate")
     });
-    every_command_refuses(&setup, &["fault-ok", "benches/adapters/no-such-crate", "does not exist"]);
+    every_command_refuses(
+        &setup,
+        &["fault-ok", "benches/adapters/no-such-crate", "does not exist"],
+    );
 }
 
 #[test]
 fn unknown_and_duplicate_buses_and_duplicate_adapters_are_refused() {
     let setup = edited("unknown-bus", |t| t + "[[bus]]\nid = \"kdbus\"\n");
     every_command_refuses(&setup, &["unknown bus \"kdbus\"", "dbus-daemon", "p2p"]);
-    let setup = edited("duplicate-bus", |t| t + "[[bus]]\nid = \"p2p\"\n[[bus]]\nid = \"p2p\"\n");
+    let setup = edited("duplicate-bus", |t| {
+        t + "[[bus]]\nid = \"p2p\"\n[[bus]]\nid = \"p2p\"\n"
+    });
     every_command_refuses(&setup, &["duplicate bus id \"p2p\""]);
     let setup = edited("duplicate-adapter", |t| {
         let entry = t[t.find("[[adapter]]").unwrap()..t.find("[[scenario]]").unwrap()].to_string();
-        t.replacen("[[scenario]]", &format!("{}[[scenario]]", entry.replace("package = \"fault-ok\"", "package = \"fault-ok2\"")), 1)
+        t.replacen(
+            "[[scenario]]",
+            &format!(
+                "{}[[scenario]]",
+                entry.replace("package = \"fault-ok\"", "package = \"fault-ok2\"")
+            ),
+            1,
+        )
     });
     every_command_refuses(&setup, &["duplicate adapter id \"fault-ok\""]);
 }
 
 #[test]
 fn the_runner_itself_is_refused_as_an_adapter() {
-    let setup = edited("self-adapter", |t| t.replace("package = \"fault-ok\"", "package = \"dbus-matrix\""));
+    let setup = edited("self-adapter", |t| {
+        t.replace("package = \"fault-ok\"", "package = \"dbus-matrix\"")
+    });
     every_command_refuses(&setup, &["dbus-matrix", "runner itself"]);
     // Under another name too: a symlink to the runner's binary.
-    let setup = edited("self-symlink", |t| t.replace("package = \"fault-ok\"", "package = \"fault-ok-runner\""));
+    let setup = edited("self-symlink", |t| {
+        t.replace("package = \"fault-ok\"", "package = \"fault-ok-runner\"")
+    });
     std::os::unix::fs::symlink(runner_bin(), setup.bin_dir.join("fault-ok-runner")).unwrap();
     every_command_refuses(&setup, &["fault-ok-runner", "runner itself"]);
 }
@@ -97,13 +113,11 @@ fn the_runner_itself_is_refused_as_an_adapter() {
 fn a_runner_started_by_a_runner_refuses_to_run() {
     // A wrapper script the name check cannot see through: it execs the
     // runner, which must see that a runner started it and stop at once.
-    let setup = edited("self-script", |t| t.replace("package = \"fault-ok\"", "package = \"wrapper\""));
+    let setup = edited("self-script", |t| {
+        t.replace("package = \"fault-ok\"", "package = \"wrapper\"")
+    });
     let script = setup.bin_dir.join("wrapper");
-    std::fs::write(
-        &script,
-        format!("#!/bin/sh\nexec {} \"$@\"\n", runner_bin().display()),
-    )
-    .unwrap();
+    std::fs::write(&script, format!("#!/bin/sh\nexec {} \"$@\"\n", runner_bin().display())).unwrap();
     std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let started = Instant::now();
     let o = setup
@@ -112,7 +126,11 @@ fn a_runner_started_by_a_runner_refuses_to_run() {
         .output()
         .unwrap();
     let out = text(&o);
-    assert!(started.elapsed() < Duration::from_secs(20), "took {:?}:\n{out}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "took {:?}:\n{out}",
+        started.elapsed()
+    );
     assert!(out.contains("started by dbus-matrix"), "{out}");
     // The guard itself: a runner with the variable set refuses everything.
     let o = dbus_matrix(&["list"]).env("DBUS_MATRIX_DEPTH", "1").output().unwrap();

@@ -4,9 +4,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use anyhow::Result;
+use anyhow::{Context as _, Result};
 
 use super::{exit_code, Context, EXIT_CELL_FAILED, EXIT_INTERRUPTED};
+use crate::output::{errln, out};
 use crate::placement::Placement;
 use crate::{export, run};
 
@@ -34,9 +35,9 @@ pub struct Args {
     /// Finish an interrupted run: only cells missing from FILE are run.
     #[arg(long)]
     resume: Option<PathBuf>,
-    /// Seconds after which a cell is killed and marked failed.
-    #[arg(long)]
-    cell_timeout: Option<f64>,
+    /// Seconds after which a cell is killed and marked failed (above 0, at most a week).
+    #[arg(long, value_name = "SECONDS", value_parser = super::parse_cell_timeout)]
+    cell_timeout: Option<Duration>,
     /// No progress bar.
     #[arg(long)]
     quiet: bool,
@@ -60,25 +61,25 @@ pub fn exec(args: Args, ctx: &Context) -> Result<ExitCode> {
         out_dir: args.out,
         bin_dir: ctx.bin_dir()?,
         resume: args.resume,
-        cell_timeout: args.cell_timeout.map(Duration::from_secs_f64),
+        cell_timeout: args.cell_timeout,
         progress: !args.quiet,
-        placement: Placement::parse(&args.pin)?,
+        placement: Placement::parse(&args.pin).with_context(|| format!("--pin {:?}", args.pin))?,
         instructions: args.instructions,
     };
     let summary = run::run(opts, ctx.interrupted.clone())?;
-    print!("{}", export::markdown::render(&summary.results));
+    out!("{}", export::markdown::render(&summary.results))?;
     let failed = summary.failed();
     for c in &failed {
-        eprintln!("failed: {} {}: {}", c.adapter, c.scenario, c.reason().unwrap_or(""));
+        errln!("failed: {} {}: {}", c.adapter, c.scenario, c.reason().unwrap_or(""));
     }
-    eprintln!(
+    errln!(
         "results: {} ({} cells: {} failed)",
         summary.path.display(),
         summary.results.cells.len(),
         failed.len()
     );
     if summary.interrupted {
-        eprintln!(
+        errln!(
             "interrupted: finish with `dbus-matrix run --resume {}`",
             summary.path.display()
         );

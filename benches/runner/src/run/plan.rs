@@ -126,6 +126,8 @@ pub fn results_file(opts: &RunOptions) -> Result<(PathBuf, ResultsFile)> {
             command: std::env::args().collect(),
             placement: Some(opts.placement.describe()),
             complete: false,
+            runner_revision: Some(environment::BUILT_FROM.into()),
+            matrix: Some(opts.matrix.record()),
         },
         environment: environment::detect(),
         adapters: Vec::new(),

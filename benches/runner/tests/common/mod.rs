@@ -199,9 +199,7 @@ pub fn fault_setup_with_buses(tag: &str, adapters: &[&str], scenarios: &[&str], 
     let crate_dir = crate_dir.display();
     for a in adapters {
         std::os::unix::fs::symlink(&fault_bin, bins.join(a)).unwrap();
-        toml += &format!(
-            "[[adapter]]\nid = \"{a}\"\npackage = \"{a}\"\npath = \"{crate_dir}\"\nlibrary = \"fault\"\n"
-        );
+        toml += &format!("[[adapter]]\nid = \"{a}\"\npackage = \"{a}\"\npath = \"{crate_dir}\"\nlibrary = \"fault\"\n");
     }
     for s in scenarios {
         toml += &format!("[[scenario]]\nid = \"{s}\"\n");

@@ -92,8 +92,7 @@ impl Codec for Faulty {
             anyhow::bail!("injected library error");
         }
         if self.fault == Fault::Unwrap {
-            let library_call: Result<()> = Err(anyhow::anyhow!("injected library error"));
-            library_call.unwrap();
+            failing_library_call().unwrap();
         }
         let mut bytes = wire::canonical_signal(body);
         if self.fault == Fault::WrongBytes {
@@ -117,6 +116,11 @@ impl Codec for Faulty {
         }
         Ok(())
     }
+}
+
+/// What a library error looks like to an adapter that unwraps it.
+fn failing_library_call() -> Result<()> {
+    Err(anyhow::anyhow!("injected library error"))
 }
 
 fn plain_body(values: &[wire::Value]) -> Option<Body> {
