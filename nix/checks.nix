@@ -59,8 +59,11 @@ in
     # The runner's tests read the repository's matrix.toml,
     # docs/results.schema.json and docs/results/, two levels above their crate (runner/../..):
     # here, next to the unpacked workspace.
+    # benches -> source: the adapters' `path` in matrix.toml (benches/adapters/...),
+    # which the runner checks, resolves as in a checkout.
     postUnpack = ''
       cp ${matrix.file} matrix.toml
+      ln -s source benches
       mkdir -p docs
       cp ${matrix.resultsSchema} docs/results.schema.json
       cp -r ${matrix.committedResults} docs/results

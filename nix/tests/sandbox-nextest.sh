@@ -72,6 +72,7 @@ t0=$(date +%s)
   tar -C "$ws" --null -T - -cf - | tar -C "$build/source" -xf -
 # postUnpack of the cargo-nextest check (nix/checks.nix).
 cp "$repo/matrix.toml" "$build/matrix.toml"
+ln -s source "$build/benches"
 mkdir -p "$build/docs"
 cp "$repo/docs/results.schema.json" "$build/docs/results.schema.json"
 cp -r "$repo/docs/results" "$build/docs/results"

@@ -122,6 +122,7 @@ let
             # builtins.path is content-addressed: same store path, same content.
             DBUS_MATRIX_MATRIX = "${builtins.path { path = root + "/matrix.toml"; name = "matrix.toml"; }}";
             DBUS_MATRIX_REVISION = rev;
+            DBUS_MATRIX_PREBUILT = "1";
           };
         in
         map

@@ -254,6 +254,9 @@ pub(crate) fn start(kind: BusKind, opts: &BusOptions) -> Result<RunningBus, BusE
     cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
+        // Its log becomes failure reasons: error messages, not backtraces (busd is Rust).
+        .env_remove("RUST_BACKTRACE")
+        .env_remove("RUST_LIB_BACKTRACE")
         .process_group(0);
     die_with_parent(&mut cmd);
     let mut child = cmd.spawn().map_err(|e| BusError::Missing {

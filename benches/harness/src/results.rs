@@ -419,6 +419,21 @@ pub struct RunInfo {
     /// Every `run --resume` of this file, in order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub resumes: Vec<ResumeRecord>,
+    /// The git revision the runner was built from (`unknown` when built without git).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runner_revision: Option<String>,
+    /// The matrix file the run was planned from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub matrix: Option<MatrixFileRecord>,
+}
+
+/// Which matrix.toml a run used: where it was and what it held.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct MatrixFileRecord {
+    /// Absolute path.
+    pub path: String,
+    /// SHA-256 of its bytes, lowercase hex.
+    pub sha256: String,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]

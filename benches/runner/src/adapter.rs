@@ -16,12 +16,25 @@ use harness::contract::{self, Command as AdapterCommand};
 
 use crate::{exec, placement};
 
+/// Set in every adapter's environment; a runner that finds it set was
+/// started as an adapter and refuses to run (no recursion, whatever the
+/// adapter binary turns out to be).
+pub const NESTED_ENV: &str = "DBUS_MATRIX_DEPTH";
+
+/// The environment every adapter process gets.
+fn adapter_env(cmd: &mut Command) {
+    // Failure reasons are the last stderr lines: the panic message, not a
+    // backtrace (RUST_LIB_BACKTRACE would make anyhow errors carry one).
+    cmd.env("RUST_BACKTRACE", "0")
+        .env_remove("RUST_LIB_BACKTRACE")
+        .env(NESTED_ENV, "1");
+}
+
 /// The process of `command` in the adapter binary `bin`, on `cpu` if given.
 fn process(bin: &Path, command: &AdapterCommand, cpu: Option<usize>) -> Command {
     let mut cmd = Command::new(bin);
-    cmd.args(command.to_args())
-        // Failure reasons are the last stderr lines: the panic message, not a backtrace.
-        .env("RUST_BACKTRACE", "0");
+    cmd.args(command.to_args());
+    adapter_env(&mut cmd);
     placement::pin_command(&mut cmd, cpu);
     bus::die_with_parent(&mut cmd);
     cmd
@@ -50,7 +63,8 @@ pub fn run_under(
     timeout: Duration,
     interrupted: &AtomicBool,
 ) -> anyhow::Result<exec::Outcome> {
-    wrapper.arg(bin).args(command.to_args()).env("RUST_BACKTRACE", "0");
+    wrapper.arg(bin).args(command.to_args());
+    adapter_env(&mut wrapper);
     exec::run(wrapper, None, scratch, timeout, interrupted)
 }
 
@@ -222,8 +236,7 @@ impl Running {
     /// The last three non-empty stderr lines (once the process is gone).
     fn stderr_tail(&mut self) -> String {
         let stderr = self.stderr.recv_timeout(Duration::from_secs(2)).unwrap_or_default();
-        let lines: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
-        lines[lines.len().saturating_sub(3)..].join(" | ")
+        exec::reason_tail(&stderr, 3)
     }
 
     fn kill(&mut self) {

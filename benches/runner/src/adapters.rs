@@ -35,7 +35,49 @@ pub fn binary(bin_dir: &Path, entry: &AdapterEntry) -> Result<PathBuf> {
             entry.package
         );
     }
+    refuse_runner(bin_dir, entry)?;
     Ok(p)
+}
+
+/// Under any name (a symlink, a hard link), the runner is not an adapter: it
+/// would start itself again and again. Bad input, also where a missing
+/// binary is not (`list`).
+pub fn refuse_runner(bin_dir: &Path, entry: &AdapterEntry) -> Result<()> {
+    let p = bin_dir.join(&entry.package);
+    let me = std::env::current_exe().and_then(|e| e.canonicalize());
+    if let (Ok(me), Ok(it)) = (me, p.canonicalize()) {
+        if me == it {
+            bail!(
+                "adapter {}: {} (package {:?}) is the runner itself, not an adapter",
+                entry.id,
+                p.display(),
+                entry.package
+            );
+        }
+    }
+    Ok(())
+}
+
+/// An adapter that names another id or library than matrix.toml is bad
+/// input: matrix.toml and the binaries disagree about what is measured.
+pub fn check_identity(entry: &AdapterEntry, binary: &Path, d: &Described) -> Result<()> {
+    if d.listing.id != entry.id {
+        bail!(
+            "{} says it is adapter {:?}, but matrix.toml expects {:?}",
+            binary.display(),
+            d.listing.id,
+            entry.id
+        );
+    }
+    if d.listing.library != entry.library {
+        bail!(
+            "adapter {} measures {:?}, but matrix.toml says {:?}",
+            entry.id,
+            d.listing.library,
+            entry.library
+        );
+    }
+    Ok(())
 }
 
 /// What an adapter said about itself, with support per scenario.

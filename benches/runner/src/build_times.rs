@@ -414,7 +414,7 @@ pub fn record_into(path: &Path, r: &Report) -> Result<()> {
     let mut recorded = 0;
     for b in &r.adapters {
         match results.adapters.iter_mut().find(|a| a.id == b.id) {
-            None => eprintln!("skipped: adapter {} is not in {}", b.id, path.display()),
+            None => crate::output::errln!("skipped: adapter {} is not in {}", b.id, path.display()),
             Some(a) if a.version != b.version && a.version != "unknown" => {
                 mismatched.push(format!("{}: {} in the file, {} built here", b.id, a.version, b.version))
             }
@@ -441,7 +441,7 @@ pub fn record_into(path: &Path, r: &Report) -> Result<()> {
         );
     }
     if results.environment.rustc != r.rustc {
-        eprintln!(
+        crate::output::errln!(
             "note: {} was run with {}, the build times with {}",
             path.display(),
             results.environment.rustc,
@@ -449,7 +449,7 @@ pub fn record_into(path: &Path, r: &Report) -> Result<()> {
         );
     }
     store::write_atomic(path, &results)?;
-    eprintln!("recorded build times of {recorded} adapters in {}", path.display());
+    crate::output::errln!("recorded build times of {recorded} adapters in {}", path.display());
     Ok(())
 }
 

@@ -61,8 +61,13 @@ pub fn detect() -> Environment {
     }
 }
 
+/// The git revision the runner was built from (build.rs: the checkout's
+/// HEAD, else `$DBUS_MATRIX_REVISION` at build time, else `unknown`).
+pub const BUILT_FROM: &str = env!("DBUS_MATRIX_BUILT_FROM");
+
 /// `$DBUS_MATRIX_REVISION` (set by the flake), else the git revision of the
-/// checkout holding matrix.toml, with `-dirty` when it has local changes.
+/// checkout holding matrix.toml, with `-dirty` when it has local changes;
+/// a matrix outside any checkout gets the revision the runner was built from.
 pub fn revision(repo_dir: &std::path::Path) -> String {
     if let Ok(r) = std::env::var("DBUS_MATRIX_REVISION") {
         return r;
@@ -86,7 +91,7 @@ pub fn revision(repo_dir: &std::path::Path) -> String {
                 rev
             }
         }
-        None => "unknown".into(),
+        None => BUILT_FROM.into(),
     }
 }
 

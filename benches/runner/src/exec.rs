@@ -39,8 +39,7 @@ impl Outcome {
 
     /// The last `n` lines of stderr, for failure reasons.
     pub fn stderr_tail(&self, n: usize) -> String {
-        let lines: Vec<&str> = self.stderr.lines().filter(|l| !l.trim().is_empty()).collect();
-        lines[lines.len().saturating_sub(n)..].join(" | ")
+        reason_tail(&self.stderr, n)
     }
 
     /// A one-line description of how the process ended, for failed cells.
@@ -60,6 +59,37 @@ impl Outcome {
             format!("{how}: {tail}")
         }
     }
+}
+
+/// The last `n` meaningful lines of a child's stderr, joined with " | ":
+/// without blank lines, backtraces (a child run with a backtrace variable
+/// set by hand, or a library error printed with its backtrace) and Rust's
+/// hint to set RUST_BACKTRACE, which would crowd out the message itself.
+pub fn reason_tail(stderr: &str, n: usize) -> String {
+    let mut lines = Vec::new();
+    let mut in_backtrace = false;
+    for line in stderr.lines() {
+        let t = line.trim();
+        if t.is_empty() {
+            continue;
+        }
+        if t.eq_ignore_ascii_case("stack backtrace:") {
+            in_backtrace = true;
+            continue;
+        }
+        let frame = t.split_once(": ").is_some_and(|(n, _)| n.parse::<u32>().is_ok()) || t.starts_with("at ");
+        if in_backtrace && frame {
+            continue;
+        }
+        in_backtrace = false;
+        let hint = t.starts_with("note: run with `RUST_BACKTRACE=")
+            || t.starts_with("note: Some details are omitted")
+            || t.starts_with("note: Backtrace omitted");
+        if !hint {
+            lines.push(t);
+        }
+    }
+    lines[lines.len().saturating_sub(n)..].join(" | ")
 }
 
 /// How long to sleep before looking at the child again: about 2% of the time
@@ -160,6 +190,21 @@ pub fn kill_group(pgid: i32) {
 mod tests {
     use super::*;
     use crate::scratch::Scratch;
+
+    #[test]
+    fn reasons_leave_out_backtraces_and_the_backtrace_hint() {
+        let stderr = "Benchmarking x\nthread 'main' panicked at src/main.rs:9:5:\n\
+            called `Result::unwrap()` on an `Err` value: injected\n\nStack backtrace:\n   0: std::rt::lang_start\n\
+            \x20            at /rustc/library/std/src/rt.rs:1:1\n   1: main\n\
+            note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace\n";
+        assert_eq!(
+            reason_tail(stderr, 3),
+            "Benchmarking x | thread 'main' panicked at src/main.rs:9:5: | \
+             called `Result::unwrap()` on an `Err` value: injected"
+        );
+        // Numbered lines outside a backtrace are kept.
+        assert_eq!(reason_tail("a\n1: b\n", 2), "a | 1: b");
+    }
 
     #[test]
     fn polling_keeps_short_processes_precise() {

@@ -300,7 +300,7 @@ pub fn markdown(h: &History) -> String {
 /// Prints the files that did not load and fails when none did.
 pub fn report_skipped(loaded: usize, errors: &[anyhow::Error]) -> anyhow::Result<()> {
     for e in errors {
-        eprintln!("skipped: {e:#}");
+        crate::output::errln!("skipped: {e:#}");
     }
     if loaded == 0 && errors.is_empty() {
         anyhow::bail!("no results files (*.json) in the given paths");

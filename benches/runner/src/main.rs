@@ -23,6 +23,7 @@ mod export;
 mod history;
 mod instructions;
 mod matrix;
+mod output;
 mod placement;
 mod progress;
 mod run;
@@ -57,6 +58,14 @@ struct Cli {
 }
 
 fn main() -> ExitCode {
+    if std::env::var_os(adapter::NESTED_ENV).is_some() {
+        output::errln!(
+            "error: dbus-matrix was started by dbus-matrix as an adapter ({} is set): an adapter binary must not be \
+             the runner, which would start itself again and again",
+            adapter::NESTED_ENV
+        );
+        return ExitCode::from(EXIT_BAD_INPUT);
+    }
     let cli = Cli::parse();
     let interrupted = signals::install(cli.command.stops_cleanly());
     let ctx = Context {
@@ -65,7 +74,7 @@ fn main() -> ExitCode {
         interrupted,
     };
     cli.command.exec(&ctx).unwrap_or_else(|e| {
-        eprintln!("error: {e:#}");
+        output::errln!("error: {e:#}");
         ExitCode::from(EXIT_BAD_INPUT)
     })
 }

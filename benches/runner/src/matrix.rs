@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, ensure, Context, Result};
 use serde::Deserialize;
+use sha2::{Digest, Sha256};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -20,6 +21,9 @@ pub struct Matrix {
     /// Where the file was read from (set after parsing).
     #[serde(skip)]
     pub path: PathBuf,
+    /// SHA-256 of the file's text, lowercase hex (set after parsing).
+    #[serde(skip)]
+    pub sha256: String,
 }
 
 #[derive(Debug, Deserialize, Clone)]
@@ -27,8 +31,8 @@ pub struct Matrix {
 pub struct AdapterEntry {
     pub id: String,
     pub package: String,
-    /// The crate directory; Nix reads it, the runner only needs `package`.
-    #[allow(dead_code)]
+    /// The crate directory, relative to matrix.toml; checked to exist unless
+    /// `$DBUS_MATRIX_PREBUILT` says the sources are not there.
     pub path: String,
     pub library: String,
     #[serde(default)]
@@ -74,13 +78,61 @@ fn default_nresamples() -> usize {
     100_000
 }
 
+impl Profile {
+    /// Every number finite and in range, naming the key that is not.
+    fn check(&self) -> Result<()> {
+        ensure!(
+            SAMPLE_SIZE.contains(&self.sample_size),
+            "sample_size = {} must be from {} (criterion's minimum) to {}",
+            self.sample_size,
+            SAMPLE_SIZE.start(),
+            SAMPLE_SIZE.end()
+        );
+        ensure!(
+            NRESAMPLES.contains(&self.nresamples),
+            "nresamples = {} must be from {} to {}",
+            self.nresamples,
+            NRESAMPLES.start(),
+            NRESAMPLES.end()
+        );
+        for (key, secs) in [("warm_up", self.warm_up), ("measurement", self.measurement)] {
+            ensure!(
+                secs.is_finite() && secs > 0.0 && secs <= MAX_SECONDS,
+                "{key} = {secs} must be a number of seconds above 0 and at most {MAX_SECONDS}"
+            );
+        }
+        Ok(())
+    }
+}
+
+/// The bus ids the runner can start: the daemons of the `bus` crate, and p2p.
+pub fn known_bus_ids() -> impl Iterator<Item = &'static str> {
+    bus::BusKind::ALL.into_iter().map(|k| k.id()).chain(["p2p"])
+}
+
 pub const SUPPORTED_SCHEMA: u32 = 1;
+
+/// The runner's own package: never an adapter (it would start itself, recursively).
+pub const RUNNER_PACKAGE: &str = env!("CARGO_PKG_NAME");
+
+/// Set (to anything but empty or `0`) where the adapters come prebuilt
+/// without their sources (the Nix-wrapped runner): `path` is then not checked.
+pub const PREBUILT_ENV: &str = "DBUS_MATRIX_PREBUILT";
+
+/// Bounds of a profile's numbers: criterion's minimum sample size, and
+/// limits far above any useful run that keep every derived time finite.
+const SAMPLE_SIZE: std::ops::RangeInclusive<usize> = 10..=100_000;
+const NRESAMPLES: std::ops::RangeInclusive<usize> = 1..=10_000_000;
+const MAX_SECONDS: f64 = 3600.0;
 
 impl Matrix {
     pub fn load(path: &Path) -> Result<Matrix> {
         let text =
             std::fs::read_to_string(path).with_context(|| format!("cannot read the matrix file {}", path.display()))?;
-        Self::parse(&text, path)
+        let m = Self::parse(&text, path)?;
+        m.check_paths()
+            .with_context(|| format!("invalid matrix file {}", path.display()))?;
+        Ok(m)
     }
 
     /// Parses and checks; errors name the file, and line and column where toml knows them.
@@ -93,9 +145,20 @@ impl Matrix {
                     format!(":{line}:{col}")
                 })
                 .unwrap_or_default();
-            anyhow::anyhow!("{}{at}: {}", path.display(), e.message())
+            // The line itself: toml's messages do not always name the key.
+            let line = e
+                .span()
+                .and_then(|s| text.lines().nth(line_col(text, s.start).0 - 1))
+                .filter(|l| !l.trim().is_empty())
+                .map(|l| format!(" (in `{}`)", l.trim()))
+                .unwrap_or_default();
+            anyhow::anyhow!("{}{at}: {}{line}", path.display(), e.message().trim_end())
         })?;
         m.path = path.to_path_buf();
+        m.sha256 = Sha256::digest(text.as_bytes())
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
         m.check()
             .with_context(|| format!("invalid matrix file {}", path.display()))?;
         Ok(m)
@@ -120,6 +183,22 @@ impl Matrix {
         unique(self.adapters.iter().map(|a| a.package.as_str()), "adapter package")?;
         unique(self.scenarios.iter().map(|s| s.id.as_str()), "scenario id")?;
         unique(self.buses.iter().map(|b| b.id.as_str()), "bus id")?;
+        for b in &self.buses {
+            ensure!(
+                known_bus_ids().any(|k| k == b.id),
+                "unknown bus {:?}; the runner knows: {}",
+                b.id,
+                known_bus_ids().collect::<Vec<_>>().join(", ")
+            );
+        }
+        for a in &self.adapters {
+            ensure!(
+                a.package != RUNNER_PACKAGE,
+                "adapter {}: package {:?} is the runner itself, not an adapter",
+                a.id,
+                a.package
+            );
+        }
         for s in &self.scenarios {
             if harness::scenario::find(&s.id).is_none() {
                 let known: Vec<_> = harness::scenario::all().map(|s| s.id.as_str()).collect();
@@ -127,16 +206,42 @@ impl Matrix {
             }
         }
         for (name, p) in &self.profile {
+            p.check().with_context(|| format!("[profile.{name}]"))?;
+        }
+        Ok(())
+    }
+
+    /// Every adapter's `path` exists, relative to this file (unless the
+    /// adapters are prebuilt without sources, see [`PREBUILT_ENV`]).
+    fn check_paths(&self) -> Result<()> {
+        if std::env::var(PREBUILT_ENV).is_ok_and(|v| !v.is_empty() && v != "0") {
+            return Ok(());
+        }
+        let dir = self.path.parent().unwrap_or(Path::new(""));
+        for a in &self.adapters {
+            let crate_dir = dir.join(&a.path);
             ensure!(
-                p.sample_size >= 10,
-                "profile {name}: sample_size must be at least 10 (criterion's minimum)"
-            );
-            ensure!(
-                p.warm_up > 0.0 && p.measurement > 0.0,
-                "profile {name}: times must be positive"
+                crate_dir.is_dir(),
+                "adapter {}: path {:?} does not exist ({} is not a directory; paths are relative to matrix.toml; \
+                 set {PREBUILT_ENV}=1 where the adapters come prebuilt without sources)",
+                a.id,
+                a.path,
+                crate_dir.display()
             );
         }
         Ok(())
+    }
+
+    /// What a results file records about this file: absolute path and hash.
+    pub fn record(&self) -> harness::results::MatrixFileRecord {
+        let path = self
+            .path
+            .canonicalize()
+            .unwrap_or_else(|_| std::path::absolute(&self.path).unwrap_or_else(|_| self.path.clone()));
+        harness::results::MatrixFileRecord {
+            path: path.display().to_string(),
+            sha256: self.sha256.clone(),
+        }
     }
 
     pub fn profile(&self, name: &str) -> Result<&Profile> {

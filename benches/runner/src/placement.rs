@@ -25,6 +25,15 @@ impl Placement {
             let (role, cpu) = part
                 .split_once('=')
                 .with_context(|| format!("expected ROLE=CPU in {part:?}"))?;
+            let slot = match role.trim() {
+                "client" => &mut p.client,
+                "server" => &mut p.server,
+                "bus" => &mut p.bus,
+                other => bail!("unknown role {other:?}: use client, server and bus"),
+            };
+            if slot.is_some() {
+                bail!("role {} is given twice", role.trim());
+            }
             let cpu: usize = cpu
                 .trim()
                 .parse()
@@ -32,12 +41,7 @@ impl Placement {
             if cpu >= cpus {
                 bail!("CPU {cpu} does not exist here ({cpus} CPUs: 0..{})", cpus - 1);
             }
-            match role.trim() {
-                "client" => p.client = Some(cpu),
-                "server" => p.server = Some(cpu),
-                "bus" => p.bus = Some(cpu),
-                other => bail!("unknown role {other:?}: use client, server and bus"),
-            }
+            *slot = Some(cpu);
         }
         Ok(p)
     }
@@ -121,6 +125,8 @@ mod tests {
         assert!(Placement::parse("client=9999").is_err());
         assert!(Placement::parse("gpu=0").is_err());
         assert!(Placement::parse("client").is_err());
+        assert!(Placement::parse("client=0,client=0").is_err());
+        assert!(Placement::parse("server=0,bus=0,server=0").is_err());
     }
 
     #[test]

@@ -106,6 +106,8 @@ mod tests {
                 placement: None,
                 complete: false,
                 resumes: Vec::new(),
+                runner_revision: None,
+                matrix: None,
             },
             plan: None,
             environment: Environment {

@@ -124,3 +124,69 @@ fn unwritable_output_and_missing_binaries_are_refused() {
         &["adapter raw has no binary", "cargo build --release -p adapter-raw"],
     );
 }
+
+/// Exit 2 with an error naming the option, never a panic (exit 101) nor a run.
+fn refused(tag: &str, args: &[&str], needles: &[&str]) {
+    let setup = fault_setup(tag, &["fault-ok"], &["marshal/mixed"]);
+    let mut c = setup.command(args);
+    c.args(["--out", setup.out().to_str().unwrap()]);
+    fails_with(c, needles);
+}
+
+#[test]
+fn cell_timeouts_that_are_not_a_positive_finite_time_are_refused() {
+    for v in ["nan", "NaN", "inf", "-inf", "1e300", "-1", "0", "-0", "1e-12", "ten"] {
+        refused(
+            "cell-timeout",
+            &["run", "--profile", "smoke", "--quiet", &format!("--cell-timeout={v}")],
+            &["--cell-timeout"],
+        );
+    }
+}
+
+#[test]
+fn thresholds_alphas_and_jobs_out_of_range_are_refused() {
+    let fixture = workspace().join("runner/tests/fixtures/run-1.json");
+    let f = fixture.to_str().unwrap();
+    for cmd in ["compare", "history"] {
+        let files: &[&str] = if cmd == "compare" { &[f, f] } else { &[f] };
+        for v in ["nan", "inf", "-inf", "-0.5", "1e309"] {
+            let arg = format!("--threshold={v}");
+            fails_with(
+                dbus_matrix(&[&[cmd], files, &[arg.as_str()]].concat()),
+                &["--threshold"],
+            );
+        }
+        for v in ["nan", "inf", "0", "1", "-0.1", "1.5"] {
+            let arg = format!("--alpha={v}");
+            fails_with(dbus_matrix(&[&[cmd], files, &[arg.as_str()]].concat()), &["--alpha"]);
+        }
+    }
+    for v in ["0", "-1", "99999999999", "nan"] {
+        fails_with(
+            dbus_matrix(&["build-times", &format!("--jobs={v}"), "--quiet"]),
+            &["--jobs"],
+        );
+    }
+}
+
+#[test]
+fn cpu_placements_that_name_a_role_twice_or_a_missing_cpu_are_refused() {
+    let cpus = std::thread::available_parallelism().unwrap().get();
+    let missing = format!("client={cpus}");
+    let cases: [(&str, &[&str]); 6] = [
+        ("client=0,client=1", &["client", "twice"]),
+        ("bus=0,server=0,bus=0", &["bus", "twice"]),
+        ("gpu=0", &["unknown role"]),
+        (&missing, &["does not exist"]),
+        ("client=-1", &["not a CPU number"]),
+        ("client=0,", &["ROLE=CPU"]),
+    ];
+    for (spec, needles) in cases {
+        refused(
+            "pin",
+            &["run", "--profile", "smoke", "--quiet", "--pin", spec],
+            &[&["--pin"], needles].concat(),
+        );
+    }
+}

@@ -22,6 +22,8 @@ fn results_with(adapters: Vec<AdapterRecord>) -> ResultsFile {
             placement: None,
             complete: true,
             resumes: Vec::new(),
+            runner_revision: None,
+            matrix: None,
         },
         plan: None,
         environment: Environment {

@@ -187,3 +187,35 @@ extern "C" {
     #[link_name = "kill"]
     fn libc_kill(pid: i32, sig: i32) -> i32;
 }
+
+#[test]
+fn failure_reasons_carry_no_backtrace_whatever_the_environment_asks() {
+    let setup = fault_setup("backtrace", &["fault-unwrap"], &["marshal/mixed"]);
+    let o = setup
+        .command(&[
+            "run",
+            "--profile",
+            "smoke",
+            "--quiet",
+            "--out",
+            setup.out().to_str().unwrap(),
+        ])
+        .env("RUST_BACKTRACE", "1")
+        .env("RUST_LIB_BACKTRACE", "1")
+        .output()
+        .unwrap();
+    let out = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    let r = validate(&results_file(&setup.out()));
+    let reason = r.cells[0].reason().unwrap_or_default().to_string();
+    assert!(reason.contains("injected library error"), "{reason}");
+    for fragment in [
+        "stack backtrace",
+        "Stack backtrace",
+        "RUST_BACKTRACE",
+        "std::rt::",
+        " at /",
+    ] {
+        assert!(!reason.contains(fragment), "{fragment:?} in the reason: {reason}");
+    }
+}

@@ -128,11 +128,14 @@ fn the_html_report_renders_in_chromium() {
     let setup = fault_setup_with_buses("html", &["fault-ok", "fault-exit"], SCENARIOS, &["dbus-daemon", "p2p"]);
     // The raw baseline, for the floor table and the floor lines.
     std::os::unix::fs::symlink(bin_dir().join("adapter-raw"), setup.bin_dir.join("adapter-raw")).unwrap();
-    let toml = std::fs::read_to_string(&setup.matrix).unwrap().replacen(
-        "[profile.smoke]",
-        "[[adapter]]\nid = \"raw\"\npackage = \"adapter-raw\"\npath = \"x\"\nlibrary = \"raw\"\nbaseline = true\n[profile.smoke]",
-        1,
+    let raw = format!(
+        "[[adapter]]\nid = \"raw\"\npackage = \"adapter-raw\"\npath = \"{}\"\nlibrary = \"raw\"\nbaseline = true\n",
+        workspace().join("adapters/raw").display()
     );
+    let toml =
+        std::fs::read_to_string(&setup.matrix)
+            .unwrap()
+            .replacen("[profile.smoke]", &(raw + "[profile.smoke]"), 1);
     std::fs::write(&setup.matrix, toml).unwrap();
 
     let o = setup

@@ -14,8 +14,8 @@ pub struct Args {
     /// Only these adapters (comma-separated ids from matrix.toml).
     #[arg(long, value_delimiter = ',')]
     adapters: Vec<String>,
-    /// Cargo's -j (default: the number of CPUs).
-    #[arg(long)]
+    /// Cargo's -j (default: the number of CPUs; 1 to 1024).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1024))]
     jobs: Option<u32>,
     #[arg(long, value_enum, default_value = "markdown")]
     format: OutputFormat,
@@ -41,7 +41,7 @@ pub fn exec(args: Args, ctx: &Context) -> Result<ExitCode> {
     let report = match build_times::measure(opts, ctx.interrupted()) {
         Ok(r) => r,
         Err(e) if ctx.interrupted.load(Ordering::SeqCst) => {
-            eprintln!("error: {e:#}");
+            crate::output::errln!("error: {e:#}");
             return Ok(ExitCode::from(EXIT_INTERRUPTED));
         }
         Err(e) => return Err(e),

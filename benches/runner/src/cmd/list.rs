@@ -7,26 +7,42 @@ use anyhow::Result;
 use super::Context;
 use crate::adapters::{self, Described};
 use crate::matrix::Matrix;
+use crate::output::outln;
 use crate::scratch::Scratch;
 
 pub fn exec(ctx: &Context) -> Result<ExitCode> {
     let m = ctx.load_matrix()?;
     let bin_dir = ctx.bin_dir()?;
     let scratch = Scratch::new("list")?;
-    println!("adapters ({}):", m.path.display());
+    for a in &m.adapters {
+        adapters::refuse_runner(&bin_dir, a)?;
+    }
+    outln!("adapters ({}):", m.path.display())?;
+    let mut mismatches = Vec::new();
     for a in &m.adapters {
         let desc = adapters::binary(&bin_dir, a)
-            .and_then(|bin| adapters::describe(&bin, scratch.path(), ctx.interrupted()))
-            .map(|d| describe_line(&m, &d))
+            .and_then(|bin| {
+                let d = adapters::describe(&bin, scratch.path(), ctx.interrupted())?;
+                if let Err(e) = adapters::check_identity(a, &bin, &d) {
+                    mismatches.push(format!("{e:#}"));
+                    return Ok(format!("MISMATCH: {e:#}"));
+                }
+                Ok(describe_line(&m, &d))
+            })
             .unwrap_or_else(|e| format!("not available: {e:#}"));
-        println!("  {:<24} {desc}{}", a.id, if a.baseline { " [baseline]" } else { "" });
+        outln!("  {:<24} {desc}{}", a.id, if a.baseline { " [baseline]" } else { "" })?;
     }
-    println!("scenarios:");
+    outln!("scenarios:")?;
     for s in &m.scenarios {
         let summary = harness::scenario::find(&s.id).map_or("", |s| s.summary.as_str());
-        println!("  {:<24} {summary}", s.id);
+        outln!("  {:<24} {summary}", s.id)?;
     }
-    println!("profiles: {}", m.profile.keys().cloned().collect::<Vec<_>>().join(", "));
+    outln!("profiles: {}", m.profile.keys().cloned().collect::<Vec<_>>().join(", "))?;
+    anyhow::ensure!(
+        mismatches.is_empty(),
+        "matrix.toml and the adapter binaries disagree: {}",
+        mismatches.join("; ")
+    );
     Ok(ExitCode::SUCCESS)
 }
 

@@ -14,6 +14,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::Result;
 use clap::Subcommand;
@@ -121,8 +122,8 @@ impl OutputFormat {
     /// Prints `markdown` (already ending in a newline) or `value` as pretty JSON.
     pub fn print<T: serde::Serialize>(self, value: &T, markdown: impl FnOnce(&T) -> String) -> Result<()> {
         match self {
-            OutputFormat::Markdown => print!("{}", markdown(value)),
-            OutputFormat::Json => println!("{}", serde_json::to_string_pretty(value)?),
+            OutputFormat::Markdown => crate::output::out!("{}", markdown(value))?,
+            OutputFormat::Json => crate::output::outln!("{}", serde_json::to_string_pretty(value)?)?,
         }
         Ok(())
     }
@@ -130,9 +131,37 @@ impl OutputFormat {
 
 /// `--threshold` and `--alpha` of `compare` and `history`.
 pub fn check_significance(threshold: f64, alpha: f64) -> Result<()> {
-    anyhow::ensure!(threshold >= 0.0, "--threshold must not be negative");
-    anyhow::ensure!(alpha > 0.0 && alpha < 1.0, "--alpha must be between 0 and 1");
+    anyhow::ensure!(
+        threshold.is_finite() && threshold >= 0.0,
+        "--threshold must be a finite number, not negative (got {threshold})"
+    );
+    anyhow::ensure!(
+        alpha > 0.0 && alpha < 1.0,
+        "--alpha must be between 0 and 1 (got {alpha})"
+    );
     Ok(())
+}
+
+/// The longest `--cell-timeout`: a week (a full run of the whole matrix takes hours).
+pub const MAX_CELL_TIMEOUT_S: f64 = 7.0 * 86_400.0;
+
+/// clap's parser of `--cell-timeout`: seconds, finite, above zero, at most
+/// [`MAX_CELL_TIMEOUT_S`] (`Duration::from_secs_f64` panics on the rest).
+pub fn parse_cell_timeout(s: &str) -> Result<Duration, String> {
+    let secs: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("{s:?} is not a number of seconds"))?;
+    if !(secs.is_finite() && secs > 0.0 && secs <= MAX_CELL_TIMEOUT_S) {
+        return Err(format!(
+            "seconds must be above 0 and at most {MAX_CELL_TIMEOUT_S} (a week)"
+        ));
+    }
+    let d = Duration::from_secs_f64(secs);
+    if d.is_zero() {
+        return Err("seconds must be above 0 (this rounds to zero)".into());
+    }
+    Ok(d)
 }
 
 /// `ExitCode::SUCCESS` when `ok`, else `failure`.

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
+use crate::output::out;
 use crate::{export, store};
 
 #[derive(clap::Args)]
@@ -24,10 +25,10 @@ pub fn exec(args: Args) -> Result<ExitCode> {
     match (args.format, args.baseline) {
         (export::Format::Critcmp, Some(name)) => {
             anyhow::ensure!(!name.trim().is_empty(), "--baseline must not be empty");
-            print!("{}", export::critcmp::render(&results, &name));
+            out!("{}", export::critcmp::render(&results, &name))?;
         }
         (_, Some(_)) => anyhow::bail!("--baseline is only for --format critcmp"),
-        (format, None) => print!("{}", export::render(&results, format)),
+        (format, None) => out!("{}", export::render(&results, format))?,
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -4,9 +4,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use anyhow::Result;
+use anyhow::{Context as _, Result};
 
 use super::{exit_code, Context, EXIT_CELL_FAILED, EXIT_INTERRUPTED};
+use crate::output::{errln, out};
 use crate::placement::Placement;
 use crate::{export, run};
 
@@ -45,10 +46,10 @@ pub struct Args {
     /// (the differences are recorded in FILE, under run.resumes).
     #[arg(long, requires = "resume")]
     force: bool,
-    /// Seconds after which a cell is killed and marked failed (with --resume:
-    /// replaces the plan's limit for this resume, recorded).
-    #[arg(long)]
-    cell_timeout: Option<f64>,
+    /// Seconds after which a cell is killed and marked failed (above 0, at most a week;
+    /// with --resume: replaces the plan's limit for this resume, recorded).
+    #[arg(long, value_name = "SECONDS", value_parser = super::parse_cell_timeout)]
+    cell_timeout: Option<Duration>,
     /// No progress bar.
     #[arg(long)]
     quiet: bool,
@@ -77,25 +78,29 @@ pub fn exec(args: Args, ctx: &Context) -> Result<ExitCode> {
             rerun: args.rerun,
             force: args.force,
         }),
-        cell_timeout: args.cell_timeout.map(Duration::from_secs_f64),
+        cell_timeout: args.cell_timeout,
         progress: !args.quiet,
-        placement: args.pin.as_deref().map(Placement::parse).transpose()?,
+        placement: args
+            .pin
+            .as_deref()
+            .map(|pin| Placement::parse(pin).with_context(|| format!("--pin {pin:?}")))
+            .transpose()?,
         instructions: args.instructions,
     };
     let summary = run::run(opts, ctx.interrupted.clone())?;
-    print!("{}", export::markdown::render(&summary.results));
+    out!("{}", export::markdown::render(&summary.results))?;
     let failed = summary.failed();
     for c in &failed {
-        eprintln!("failed: {} {}: {}", c.adapter, c.scenario, c.reason().unwrap_or(""));
+        errln!("failed: {} {}: {}", c.adapter, c.scenario, c.reason().unwrap_or(""));
     }
-    eprintln!(
+    errln!(
         "results: {} ({} cells: {} failed)",
         summary.path.display(),
         summary.results.cells.len(),
         failed.len()
     );
     if summary.interrupted {
-        eprintln!(
+        errln!(
             "interrupted: finish with `dbus-matrix run --resume {}`",
             summary.path.display()
         );

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 use super::{exit_code, Context, EXIT_CELL_FAILED};
+use crate::output::outln;
 use crate::scratch::Scratch;
 use crate::{adapters, verify};
 
@@ -24,6 +25,10 @@ pub fn exec(args: Args, ctx: &Context) -> Result<ExitCode> {
     let mut failures = 0;
     for a in m.select_adapters(&args.adapters)? {
         let bin = adapters::binary(&bin_dir, a)?;
+        // One that cannot describe itself fails its checks below, as before.
+        if let Ok(d) = adapters::describe(&bin, scratch.path(), ctx.interrupted()) {
+            adapters::check_identity(a, &bin, &d)?;
+        }
         // IPC scenarios need a live service; each IPC cell verifies itself before timing.
         let codec_scenarios = m
             .select_scenarios(&args.scenarios)?
@@ -40,9 +45,9 @@ pub fn exec(args: Args, ctx: &Context) -> Result<ExitCode> {
                     format!("FAILED: {r}")
                 }
             };
-            println!("{:<24} {:<22} {line}", c.adapter, c.scenario);
+            outln!("{:<24} {:<22} {line}", c.adapter, c.scenario)?;
         }
     }
-    println!("verify: {failures} failed");
+    outln!("verify: {failures} failed")?;
     Ok(exit_code(failures == 0, EXIT_CELL_FAILED))
 }

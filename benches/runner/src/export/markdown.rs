@@ -16,8 +16,13 @@ fn cell_text(e: &Entry, adapter: &str, notes: &mut Notes) -> String {
             }
             if let Some(f) = m.floor_ratio {
                 // Cached reads never touch the socket: keep two significant digits below 1.
-                let text = if f >= 1.0 { format!("{f:.1}") } else { format!("{f:.2}") };
-                extra.push(format!("{text}× floor"));
+                let text = if f >= 1.0 {
+                    format!("{f:.1}× floor")
+                } else {
+                    let n = notes.number(table::below_floor_reason(&e.cell.scenario).to_string());
+                    format!("{f:.2}× floor [{n}]")
+                };
+                extra.push(text);
             }
             if !extra.is_empty() {
                 s += &format!(" ({})", extra.join(", "));

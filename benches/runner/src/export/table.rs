@@ -277,6 +277,19 @@ pub fn si(n: f64) -> String {
     format!("{v:.digits$}{unit}")
 }
 
+/// Why an IPC cell can take less than the raw-socket floor (floor ratio
+/// below 1): the footnote the reports put on such a cell. docs/scenarios.md
+/// explains both cases.
+pub fn below_floor_reason(scenario: &str) -> &'static str {
+    if scenario.starts_with("property/get") {
+        "below the raw-socket floor: the library answers from its property cache, so no message crosses a socket"
+    } else {
+        "below the raw-socket floor, yet not less work: the floor is one unpinned round trip between two threads, \
+         whose cost on a VM is mostly waking the other vCPU; part of this cell's samples ran with its processes \
+         placed so that they paid fewer such wake-ups (its samples are bimodal). Compare placements with --pin"
+    }
+}
+
 /// Footnotes for unsupported and failed cells; the same reason for the same
 /// adapter is one note, however many cells share it.
 #[derive(Default)]

@@ -116,6 +116,8 @@ pub fn new_results(opts: &RunOptions, profile: &str, placement: &Placement) -> R
             placement: Some(placement.describe()),
             complete: false,
             resumes: Vec::new(),
+            runner_revision: Some(environment::BUILT_FROM.into()),
+            matrix: Some(opts.matrix.record()),
         },
         plan: None,
         environment: environment::detect(),

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 
-use anyhow::{bail, Result};
+use anyhow::Result;
 use harness::results::{AdapterRecord, ResultsFile};
 
 use crate::adapters::{self, Described};
@@ -33,22 +33,7 @@ pub fn describe_all(
     for (a, bin) in adapters.iter().zip(binaries) {
         let d = adapters::describe(&bin, scratch, interrupted).map_err(|e| format!("{e:#}"));
         if let Ok(d) = &d {
-            if d.listing.id != a.id {
-                bail!(
-                    "{} says it is adapter {:?}, but matrix.toml expects {:?}",
-                    bin.display(),
-                    d.listing.id,
-                    a.id
-                );
-            }
-            if d.listing.library != a.library {
-                bail!(
-                    "adapter {} measures {:?}, but matrix.toml says {:?}",
-                    a.id,
-                    d.listing.library,
-                    a.library
-                );
-            }
+            adapters::check_identity(a, &bin, d)?;
         }
         // Every cell's adapter is recorded, even one that could not say its version.
         if !results.adapters.iter().any(|r| r.id == a.id) {

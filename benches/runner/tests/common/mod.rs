@@ -194,9 +194,12 @@ pub fn fault_setup_with_buses(tag: &str, adapters: &[&str], scenarios: &[&str], 
         "fault-adapter is not built: cargo build --release --workspace"
     );
     let mut toml = String::from("schema = 1\n");
+    // The crate every fault adapter is built from (the runner checks that `path` exists).
+    let crate_dir = workspace().join("testing/fault-adapter");
+    let crate_dir = crate_dir.display();
     for a in adapters {
         std::os::unix::fs::symlink(&fault_bin, bins.join(a)).unwrap();
-        toml += &format!("[[adapter]]\nid = \"{a}\"\npackage = \"{a}\"\npath = \"x\"\nlibrary = \"fault\"\n");
+        toml += &format!("[[adapter]]\nid = \"{a}\"\npackage = \"{a}\"\npath = \"{crate_dir}\"\nlibrary = \"fault\"\n");
     }
     for s in scenarios {
         toml += &format!("[[scenario]]\nid = \"{s}\"\n");

@@ -1,7 +1,8 @@
 //! An adapter for fault-injection tests. It does the work correctly with the
 //! harness's reference codec, except for the fault named by the file name it
 //! is invoked as (tests symlink it): `fault-ok`, `fault-hang`, `fault-crash`,
-//! `fault-garbage-list`, `fault-wrong-bytes`, `fault-slow`, `fault-exit`.
+//! `fault-garbage-list`, `fault-wrong-bytes`, `fault-slow`, `fault-exit`,
+//! `fault-unwrap`.
 //! The adapter id is that file name, so one binary plays many adapters.
 //! `FAULT_ADAPTER_AS=<name>` picks the fault instead, keeping the id (the same
 //! adapter, deliberately slowed, for `compare` tests).
@@ -36,6 +37,9 @@ enum Fault {
     Slow,
     /// `bench` exits 1 with a message, like a library error.
     Exit,
+    /// Panics by unwrapping a library error (an `anyhow::Error`, which
+    /// carries a backtrace when `RUST_LIB_BACKTRACE` or `RUST_BACKTRACE` asks).
+    Unwrap,
 }
 
 struct Faulty {
@@ -51,6 +55,7 @@ fn fault_from_name(name: &str) -> Fault {
         "fault-wrong-bytes" => Fault::WrongBytes,
         "fault-slow" => Fault::Slow,
         "fault-exit" => Fault::Exit,
+        "fault-unwrap" => Fault::Unwrap,
         _ => Fault::None,
     }
 }
@@ -86,6 +91,9 @@ impl Codec for Faulty {
         if self.fault == Fault::Exit {
             anyhow::bail!("injected library error");
         }
+        if self.fault == Fault::Unwrap {
+            failing_library_call().unwrap();
+        }
         let mut bytes = wire::canonical_signal(body);
         if self.fault == Fault::WrongBytes {
             let last = bytes.len() - 1;
@@ -108,6 +116,11 @@ impl Codec for Faulty {
         }
         Ok(())
     }
+}
+
+/// What a library error looks like to an adapter that unwraps it.
+fn failing_library_call() -> Result<()> {
+    Err(anyhow::anyhow!("injected library error"))
 }
 
 fn plain_body(values: &[wire::Value]) -> Option<Body> {

@@ -120,8 +120,15 @@ impl Page<'_> {
                     };
                 }
                 if let Some(f) = m.floor_ratio {
-                    let text = if f >= 1.0 { format!("{f:.1}") } else { format!("{f:.2}") };
-                    extra.push(format!("{text}× floor"));
+                    let text = if f >= 1.0 {
+                        format!("{f:.1}× floor")
+                    } else {
+                        let n = self
+                            .notes
+                            .number(table::below_floor_reason(&e.cell.scenario).to_string());
+                        format!("{f:.2}× floor<sup><a href=\"#note-{n}\">[{n}]</a></sup>")
+                    };
+                    extra.push(text);
                 }
                 let small = if extra.is_empty() {
                     String::new()
