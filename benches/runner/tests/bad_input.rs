@@ -1,7 +1,6 @@
 //! Bad input gets a clear error and exit status 2, never a panic.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 fn fails_with(mut c: std::process::Command, needles: &[&str]) {
     let o = c.output().unwrap();

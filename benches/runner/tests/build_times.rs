@@ -2,10 +2,9 @@
 //! adapter) in a fresh target directory, which costs one cold build of the
 //! harness and its dependencies; the figures are recorded into a results file.
 
-mod common;
 use std::process::Command;
 
-use common::*;
+use crate::common::*;
 use harness::results::{AdapterRecord, Environment, ResultsFile, RunInfo, FORMAT_NAME, SCHEMA_VERSION};
 
 fn results_with(adapters: Vec<AdapterRecord>) -> ResultsFile {

@@ -2,10 +2,9 @@
 //! them fail with the reason, the run goes on and ends, the results file
 //! stays valid, and nothing is left behind.
 
-mod common;
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::common::*;
 use harness::results::{CellStatus, ResultsFile};
 
 const SCENARIOS: &[&str] = &[

@@ -6,12 +6,11 @@
 //! Each test gives the runner a private $TMPDIR, so whatever is found there
 //! is that test's run's.
 
-mod common;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::common::*;
 
 const IPC_SCENARIOS: &str = "call/void,call/in-int,call/out-int,call/in-out-int,call/in-string,call/out-string,\
                              call/in-out-string,call/object-ref,call/echo-bytes/1,call/echo-bytes/64,\

@@ -1,10 +1,9 @@
 //! A closed stdout (`dbus-matrix list | head -1`) is a quiet exit: the
 //! command's own status, no panic, no "failed printing to stdout".
 
-mod common;
 use std::process::{Command, Output, Stdio};
 
-use common::*;
+use crate::common::*;
 
 /// Runs `c` with its stdout a pipe whose reading end is already closed, so
 /// the first write fails with EPIPE.

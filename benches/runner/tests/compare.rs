@@ -2,10 +2,9 @@
 //! regressed with a non-zero exit; the reverse is an improvement; a rerun of
 //! the same code is not a regression; differing environments are named.
 
-mod common;
 use std::path::Path;
 
-use common::*;
+use crate::common::*;
 
 const SCENARIOS: [&str; 2] = ["marshal/mixed", "demarshal/mixed"];
 

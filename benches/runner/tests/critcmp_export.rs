@@ -2,11 +2,10 @@
 //! exports (a run and a deliberately slowed run) and ranks the slowed one
 //! slower, by the ratio of the means in the results files.
 
-mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::*;
+use crate::common::*;
 
 const SCENARIOS: [&str; 2] = ["marshal/mixed", "demarshal/mixed"];
 /// The version scripts/install-deps-debian.sh installs and export/critcmp.rs writes for.

@@ -2,10 +2,9 @@
 //! bytes or fail; the run goes on, each cell ends in its documented state,
 //! the results file stays valid and the exit status says a cell failed.
 
-mod common;
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::common::*;
 use harness::results::CellStatus;
 
 #[test]

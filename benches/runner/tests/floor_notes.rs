@@ -2,8 +2,7 @@
 //! saying why, in the Markdown and the HTML report; the committed quick
 //! table (docs/results/) is exactly what `report` renders from its JSON.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 const QUICK: &str = "docs/results/2026-11-23-quick";
 

@@ -4,10 +4,9 @@
 //! runs a command that stops before any cell is measured, so the whole file
 //! stays well under a minute on two cores.
 
-mod common;
 use std::process::Command;
 
-use common::*;
+use crate::common::*;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 

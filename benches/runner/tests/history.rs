@@ -3,10 +3,9 @@
 //! that do not load are reported and skipped, and none loading is bad input.
 //! `dbus-matrix report --format bmf`: Bencher Metric Format.
 
-mod common;
 use std::path::Path;
 
-use common::*;
+use crate::common::*;
 
 const SCENARIOS: [&str; 2] = ["marshal/mixed", "demarshal/mixed"];
 

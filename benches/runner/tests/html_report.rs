@@ -3,12 +3,11 @@
 //! from the network, which headless Chromium renders (screenshot, DOM) with
 //! its inline script run and no console errors. Needs Debian's `chromium`.
 
-mod common;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::common::*;
 use harness::results::CellStatus;
 
 const SCENARIOS: &[&str] = &[

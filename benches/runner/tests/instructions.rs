@@ -2,10 +2,9 @@
 //! cells are recorded, identical on a rerun of the same binaries, shown in
 //! the report; without valgrind the run is refused up front.
 
-mod common;
 use std::collections::BTreeMap;
 
-use common::*;
+use crate::common::*;
 use harness::results::CellStatus;
 
 const ADAPTERS: &str = "raw,zbus-6,rustbus-0.19,dbus-0.9";

@@ -1,8 +1,7 @@
 //! Per-operation costs of IPC cells (`Measurement::costs`): counts that
 //! follow from what a scenario does, not from how fast the machine is.
 
-mod common;
-use common::*;
+use crate::common::*;
 use harness::results::{Cell, CellStatus, IpcCosts, ResultsFile};
 
 fn costs<'a>(r: &'a ResultsFile, adapter: &str, scenario: &str, bus: Option<&str>) -> &'a IpcCosts {

@@ -1,8 +1,7 @@
 //! IPC cells through the runner: every bus of the matrix is started, used and
 //! stopped, leaving no process and no directory behind.
 
-mod common;
-use common::*;
+use crate::common::*;
 use harness::results::CellStatus;
 
 #[test]

@@ -2,8 +2,7 @@
 //! and a smoke run covers every adapter x scenario cell with a valid results
 //! file whose reports render.
 
-mod common;
-use common::*;
+use crate::common::*;
 use harness::results::CellStatus;
 
 #[test]

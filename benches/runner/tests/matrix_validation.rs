@@ -4,10 +4,9 @@
 //! duplicate buses and adapters, the runner itself as an adapter, and
 //! adapters whose binary says it is another adapter.
 
-mod common;
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::common::*;
 
 /// A fault-adapter matrix (fault-ok, marshal/mixed) with `edit` applied to its text.
 fn edited(tag: &str, edit: impl Fn(String) -> String) -> FaultSetup {

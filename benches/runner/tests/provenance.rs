@@ -2,8 +2,7 @@
 //! revision (never `unknown` when the runner was built from a git checkout)
 //! and the matrix file's path and SHA-256.
 
-mod common;
-use common::*;
+use crate::common::*;
 use sha2::{Digest, Sha256};
 
 /// Whether the runner was built in a git checkout (not the Nix build).

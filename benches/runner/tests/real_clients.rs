@@ -4,8 +4,7 @@
 //! read its property, and the server still answers afterwards. And a second
 //! server never takes over a name the first one owns.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};

@@ -4,13 +4,12 @@
 //! `--rerun CELLS` measures chosen cells again; two runs started in the same
 //! second into one directory both keep their cells.
 
-mod common;
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use common::*;
+use crate::common::*;
 use harness::results::{CellStatus, ResultsFile};
 
 const ADAPTERS: [&str; 3] = ["fault-ok", "fault-hang", "fault-crash"];

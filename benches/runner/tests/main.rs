@@ -1,0 +1,27 @@
+//! The runner's integration tests, one module per concern, in one test
+//! binary: each binary of its own would link and LTO-optimise the shared
+//! dependencies again (release profile, one codegen unit).
+
+mod common;
+
+mod bad_input;
+mod build_times;
+mod bus_faults;
+mod cleanup;
+mod closed_stdout;
+mod compare;
+mod critcmp_export;
+mod faults;
+mod floor_notes;
+mod fuzz_input;
+mod history;
+mod html_report;
+mod instructions;
+mod ipc_costs;
+mod ipc_run;
+mod matrix_smoke;
+mod matrix_validation;
+mod provenance;
+mod real_clients;
+mod report_snapshots;
+mod resume;
