@@ -60,7 +60,9 @@ for dir in "$toolchain" "$rustup_home" "$cargo_home"; do
   esac
 done
 
-sim=$(mktemp -d /tmp/dbus-matrix-sandbox.XXXXXX)
+# A short prefix: the real sandbox builds in /build, and unix socket paths the
+# tests create under $TMPDIR must stay within sun_path (108 bytes) here too.
+sim=$(mktemp -d /tmp/dms.XXXXXX)
 trap 'rm -rf "$sim"' EXIT
 chmod 755 "$sim"
 build=$sim/build

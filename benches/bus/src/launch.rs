@@ -197,11 +197,17 @@ pub(crate) fn start(kind: BusKind, opts: &BusOptions) -> Result<RunningBus, BusE
         BusKind::DbusBroker => {
             text = config::render("session", None, uid, opts);
             config::write(&config_path, &text)?;
-            let listener = UnixListener::bind(&socket)?;
+            let bind_error = |path: &Path, source| BusError::Bind {
+                kind,
+                path: path.to_path_buf(),
+                source,
+            };
+            let listener = UnixListener::bind(&socket).map_err(|e| bind_error(&socket, e))?;
             // The journal socket dbus-broker insists on, readable by us.
             let journal_dir = dir.path().join("journal");
             std::fs::create_dir(&journal_dir)?;
-            let journal = UnixDatagram::bind(journal_dir.join("socket"))?;
+            let journal_socket = journal_dir.join("socket");
+            let journal = UnixDatagram::bind(&journal_socket).map_err(|e| bind_error(&journal_socket, e))?;
             let jlog = log.clone();
             std::thread::spawn(move || {
                 let mut buf = vec![0u8; 65536];

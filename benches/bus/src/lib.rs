@@ -101,6 +101,14 @@ pub enum BusError {
     },
     #[error("{kind} did not become ready: {why}{}", log_tail(.log))]
     NotReady { kind: BusKind, why: String, log: String },
+    /// A socket we bind for the daemon (dbus-broker's listening socket, its
+    /// journal): typically a path over the 108 bytes of `sun_path` (a deep $TMPDIR).
+    #[error("{kind}: cannot bind {path}: {source}")]
+    Bind {
+        kind: BusKind,
+        path: std::path::PathBuf,
+        source: std::io::Error,
+    },
     #[error("{0}")]
     Io(String),
 }

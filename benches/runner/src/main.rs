@@ -1,8 +1,12 @@
 //! `dbus-matrix`: runs the D-Bus library benchmark matrix and reports on it.
 //!
-//! Exit status: 0 success; 1 a cell failed (run), verification failed, or a
-//! significant regression (compare); 2 bad input (usage, matrix.toml, results file, missing binary,
-//! no loadable file for history, a failed build in build-times);
+//! Exit status (a closed stdout is not an error: the output stops, the status
+//! stays the command's own): 0 success; 1 a cell failed (run), verification failed, or a significant
+//! regression, a broken or a `missing` cell (compare, unless --allow-missing);
+//! 2 bad input (usage, a value out of range, matrix.toml, results file, a
+//! `--resume` file without a plan or of another setup without --force, missing
+//! binary, an adapter binary that is another adapter or the runner itself, no
+//! loadable file for history, a failed build in build-times);
 //! 130 interrupted by SIGINT, SIGTERM or SIGHUP (the results file keeps the finished cells).
 //!
 //! Signals ([`signals`]): `run` and `build-times` stop cleanly on the first

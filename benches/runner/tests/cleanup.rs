@@ -104,14 +104,18 @@ struct Sandbox {
 }
 
 impl Sandbox {
+    // Short names: the bus socket ends up at tmp()/dbus-matrix-run-…/
+    // dbus-matrix-<bus>-…/bus and must fit in sun_path (108 bytes) under the Nix
+    // sandbox's $TMPDIR (/build) and the simulation's (nix/tests/sandbox-nextest.sh).
     fn new(tag: &str) -> Sandbox {
-        let dir = TempDir::new(tag);
-        std::fs::create_dir_all(dir.path().join("tmp")).unwrap();
+        let dir = TempDir(std::env::temp_dir().join(format!("dmt-{tag}-{}", std::process::id())));
+        let _ = std::fs::remove_dir_all(dir.path());
+        std::fs::create_dir_all(dir.path().join("t")).unwrap();
         Sandbox { dir, seen: Vec::new() }
     }
 
     fn tmp(&self) -> PathBuf {
-        self.dir.path().join("tmp")
+        self.dir.path().join("t")
     }
 
     fn out(&self) -> PathBuf {
@@ -230,7 +234,8 @@ fn sigkill_of_the_runner_takes_dbus_broker_along() {
 }
 
 fn sigkill_mid_ipc_cell(bus: &str) {
-    let mut sb = Sandbox::new(&format!("cleanup-sigkill-{bus}"));
+    // kd or kb: a short directory name (see Sandbox::new).
+    let mut sb = Sandbox::new(&format!("k{}", &bus[5..6]));
     let mut runner = sb.start_ipc_run(bus);
     let killed = runner.id();
     signal(killed, SIGKILL);
@@ -262,7 +267,7 @@ fn sigkill_mid_ipc_cell(bus: &str) {
 
 #[test]
 fn sighup_stops_the_run_cleanly() {
-    let mut sb = Sandbox::new("cleanup-sighup");
+    let mut sb = Sandbox::new("hup");
     let mut runner = sb.start_ipc_run("dbus-daemon");
     signal(runner.id(), SIGHUP);
     let status = wait_at_most(&mut runner, Duration::from_secs(30));
@@ -280,7 +285,7 @@ fn sighup_stops_the_run_cleanly() {
 
 #[test]
 fn a_second_ctrl_c_exits_at_once_and_still_cleans_up() {
-    let mut sb = Sandbox::new("cleanup-double-int");
+    let mut sb = Sandbox::new("int2");
     let mut runner = sb.start_ipc_run("dbus-daemon");
     // A few ms apart: the second comes while the first's clean stop is under
     // way, and after the first was delivered (a pending signal absorbs a second).
@@ -328,7 +333,7 @@ fn reading_commands_answer_signals_while_blocked() {
 /// adapter processes and its directory go with it.
 #[test]
 fn verify_ends_at_the_first_signal_and_leaves_nothing() {
-    let mut sb = Sandbox::new("cleanup-verify");
+    let mut sb = Sandbox::new("verify-sig");
     let mut child = dbus_matrix(&["--matrix", repo_matrix().to_str().unwrap(), "verify"])
         .env("TMPDIR", sb.tmp())
         .stdout(Stdio::null())
