@@ -1,6 +1,7 @@
 # The source every Cargo build sees: the workspace, benches/, with what crane's
-# filterCargoSources keeps (Rust and TOML files, Cargo.lock) and without
-# target/. The workspace is the root of the source, as crane expects it (its
+# filterCargoSources keeps (Rust and TOML files, Cargo.lock), plus the data
+# files the runner's tests read (runner/tests/fixtures/, runner/tests/snapshots/),
+# and without target/. The workspace is the root of the source, as crane expects it (its
 # dependency build places Cargo.lock at the root of its dummy source).
 { craneLib, util }:
 let
@@ -16,5 +17,9 @@ builtins.path {
     let
       rel = relative path;
     in
-    rel != "target" && !(util.hasPrefix "target/" rel) && craneLib.filterCargoSources path type;
+    rel != "target" && !(util.hasPrefix "target/" rel) && (
+      craneLib.filterCargoSources path type
+      || util.hasPrefix "runner/tests/fixtures/" rel
+      || util.hasPrefix "runner/tests/snapshots/" rel
+    );
 }

@@ -70,7 +70,7 @@ mkdir -p "$build/source/target" "$build/tmp" "$sim/hold/cargo" "$sim/hold/rustup
 
 t0=$(date +%s)
 # unpack: what nix/source.nix keeps (tar keeps the files' mtimes).
-(cd "$ws" && find . -path ./target -prune -o -type f \( -name '*.rs' -o -name '*.toml' -o -name Cargo.lock -o -path '*/.cargo/config' \) -print0) |
+(cd "$ws" && find . -path ./target -prune -o -type f \( -name '*.rs' -o -name '*.toml' -o -name Cargo.lock -o -path '*/.cargo/config' -o -path './runner/tests/fixtures/*' -o -path './runner/tests/snapshots/*' \) -print0) |
   tar -C "$ws" --null -T - -cf - | tar -C "$build/source" -xf -
 # postUnpack of the cargo-nextest check (nix/checks.nix).
 cp "$repo/matrix.toml" "$build/matrix.toml"
