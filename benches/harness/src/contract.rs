@@ -95,7 +95,7 @@ pub struct Bench {
     pub ack_fifo: Option<PathBuf>,
 }
 
-/// How long and how often criterion samples.
+/// How long and how often one round of a cell samples.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CriterionSettings {
     pub sample_size: usize,
@@ -105,6 +105,32 @@ pub struct CriterionSettings {
     pub measurement: f64,
     /// Bootstrap resamples for criterion's confidence intervals.
     pub nresamples: usize,
+    pub timer: Timer,
+    /// Seconds: an operation slower than this is timed once and the cell
+    /// says it was cut (`Measurement::cut`); `None`: no cut.
+    pub budget: Option<f64>,
+}
+
+/// What times the operation in `bench`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Timer {
+    /// criterion: warm-up, linear sampling, bootstrap intervals.
+    #[default]
+    Criterion,
+    /// `sample_size` samples of a fixed iteration count sized from the
+    /// warm-up, no analysis: for the smoke profile, which checks
+    /// correctness and needs only a plausible figure.
+    Direct,
+}
+
+impl Timer {
+    pub fn name(self) -> &'static str {
+        match self {
+            Timer::Criterion => "criterion",
+            Timer::Direct => "direct",
+        }
+    }
 }
 
 impl Default for CriterionSettings {
@@ -114,6 +140,8 @@ impl Default for CriterionSettings {
             warm_up: 0.3,
             measurement: 1.0,
             nresamples: 100_000,
+            timer: Timer::Criterion,
+            budget: None,
         }
     }
 }
@@ -182,6 +210,8 @@ impl Command {
                     .flag("warm-up", s.warm_up.to_string())
                     .flag("measurement", s.measurement.to_string())
                     .flag("nresamples", s.nresamples.to_string())
+                    .flag("timer", s.timer.name())
+                    .opt("budget", s.budget.map(|b| b.to_string()))
                     .transport(b.transport.as_ref())
                     .opt("ack-fifo", b.ack_fifo.as_ref())
             }
@@ -329,6 +359,11 @@ enum Raw {
         /// Bootstrap resamples for criterion's confidence intervals.
         #[arg(long, default_value_t = CriterionSettings::default().nresamples)]
         nresamples: usize,
+        #[arg(long, value_enum, default_value_t = Timer::Criterion)]
+        timer: Timer,
+        /// Seconds: an operation slower than this is timed once (the cell says it was cut).
+        #[arg(long)]
+        budget: Option<f64>,
         #[command(flatten)]
         transport: TransportArgs,
         /// For signal fan-out: the subscribers acknowledge through this FIFO.
@@ -388,6 +423,8 @@ impl Raw {
                 warm_up,
                 measurement,
                 nresamples,
+                timer,
+                budget,
                 transport,
                 ack_fifo,
             } => Command::Bench(Bench {
@@ -399,6 +436,8 @@ impl Raw {
                     warm_up,
                     measurement,
                     nresamples,
+                    timer,
+                    budget,
                 },
                 transport: transport.optional()?,
                 ack_fifo,

@@ -21,7 +21,10 @@ pub struct Estimate {
     pub upper: f64,
 }
 
-/// Wall time per operation as estimated by criterion.
+/// Wall time per operation. One round (one `bench` of the adapter): as
+/// criterion (or the direct timer) estimated it. Several rounds, spread over
+/// the run: combined by the runner (`runner/src/run/rounds.rs`), the median
+/// of the round medians with an interval from the variation between rounds.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct WallTime {
     pub median_ns: Estimate,
@@ -33,6 +36,10 @@ pub struct WallTime {
     pub iterations: u64,
     /// Per-sample time per iteration (ns), for rank tests when comparing runs.
     pub sample_ns: Vec<f64>,
+    /// The median of each round, in the order they ran; empty for one round
+    /// (and in files from before rounds).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub round_medians_ns: Vec<f64>,
 }
 
 impl WallTime {
@@ -66,7 +73,15 @@ impl WallTime {
             samples: n,
             iterations: n as u64,
             sample_ns: samples.to_vec(),
+            round_medians_ns: Vec::new(),
         }
+    }
+
+    /// Width of the median's interval relative to the median,
+    /// `(upper - lower) / point`; `None` for a zero median.
+    pub fn relative_width(&self) -> Option<f64> {
+        let e = &self.median_ns;
+        (e.point > 0.0).then(|| (e.upper - e.lower) / e.point)
     }
 }
 
@@ -97,6 +112,10 @@ pub struct Measurement {
     /// over a separate window of operations after timing (set by the runner).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub costs: Option<IpcCosts>,
+    /// Why the timing was cut short (one operation over the profile's cell
+    /// budget was timed once): the figure is one sample, not an estimate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cut: Option<String>,
 }
 
 /// Machine-independent costs of one IPC operation: counts from the kernel
@@ -514,6 +533,35 @@ pub struct ProfileSettings {
     pub warm_up_s: f64,
     pub measurement_s: f64,
     pub nresamples: usize,
+    /// `criterion` or `direct` (absent in files from before: criterion).
+    #[serde(default = "default_timer")]
+    pub timer: String,
+    /// Rounds per cell, at least and at most (absent in files from before: 1).
+    #[serde(default = "one")]
+    pub rounds: u32,
+    #[serde(default = "one")]
+    pub max_rounds: u32,
+    /// A cell whose interval width (`WallTime::relative_width`) is above this
+    /// gets more rounds (up to `max_rounds`) and is flagged in the reports.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_width: Option<f64>,
+    /// Cells run at once (bus by bus); 1 for timing that means something.
+    #[serde(default = "one")]
+    pub jobs: u32,
+    /// The IPC scenarios whose costs are counted; `None`: all.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_scenarios: Option<Vec<String>>,
+    /// Seconds: one operation slower than this is timed once (`Measurement::cut`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cell_budget_s: Option<f64>,
+}
+
+fn default_timer() -> String {
+    "criterion".into()
+}
+
+fn one() -> u32 {
+    1
 }
 
 /// One `run --resume` of the file.

@@ -110,6 +110,7 @@ pub fn read_criterion_output(dir: &Path) -> Result<WallTime> {
         .with_context(|| format!("parsing {}", sample_path.display()))?;
     let sample_ns: Vec<f64> = sample.iters.iter().zip(&sample.times).map(|(i, t)| t / i).collect();
     Ok(WallTime {
+        round_medians_ns: Vec::new(),
         median_ns: (&est.median).into(),
         mean_ns: (&est.mean).into(),
         std_dev_ns: est.std_dev.point_estimate,

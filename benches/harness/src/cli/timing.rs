@@ -124,6 +124,7 @@ fn measure(
         verification_notes: notes,
         floor_ratio: None,
         costs: None,
+        cut: None,
     })
 }
 

@@ -44,6 +44,9 @@ fn every_command() -> Vec<Command> {
                     warm_up: 0.1 + 0.2, // not a short decimal: the float must round-trip exactly
                     measurement: 2.5,
                     nresamples: 1001,
+                    // both timers, with and without a cut budget
+                    timer: if ack_fifo.is_some() { Timer::Direct } else { Timer::Criterion },
+                    budget: ack_fifo.as_ref().map(|_| 0.7 + 0.1),
                 },
                 transport: transport.clone(),
                 ack_fifo: ack_fifo.clone(),

@@ -137,6 +137,8 @@ fn measure(ctx: &CellContext, cell: &Planned, bin: &Path, session: Option<Sessio
             warm_up: ctx.profile.warm_up,
             measurement: ctx.profile.measurement,
             nresamples: ctx.profile.nresamples,
+            timer: ctx.profile.timer,
+            budget: ctx.profile.cell_budget,
         },
         transport: ipc.as_ref().map(|s| s.transport.clone()),
         ack_fifo: ipc.as_ref().and_then(IpcSetup::ack_fifo).map(Path::to_path_buf),
@@ -176,7 +178,10 @@ fn measure(ctx: &CellContext, cell: &Planned, bin: &Path, session: Option<Sessio
     };
     // Every IPC scenario, the raw-socket floor too (no session, no setup).
     let is_ipc = harness::scenario::find(&cell.scenario).is_some_and(|s| s.ipc_op().is_some());
-    if is_ipc {
+    if is_ipc && !ctx.profile.costs.counts(&cell.scenario) {
+        m.verification_notes
+            .push("costs not counted: the profile counts them for other scenarios only (matrix.toml `costs`)".into());
+    } else if is_ipc {
         let counted = Counted {
             bin,
             scenario: &cell.scenario,

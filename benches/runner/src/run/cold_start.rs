@@ -46,5 +46,6 @@ pub fn measure(
         verification_notes: vec!["timed from outside: process start to exit, including exec".into()],
         floor_ratio: None,
         costs: None,
+        cut: None,
     })
 }

@@ -201,6 +201,13 @@ pub fn fingerprint(
             warm_up_s: profile.warm_up,
             measurement_s: profile.measurement,
             nresamples: profile.nresamples,
+            timer: profile.timer.name().into(),
+            rounds: profile.rounds,
+            max_rounds: profile.max_rounds(),
+            target_width: profile.target_width,
+            jobs: profile.jobs,
+            cost_scenarios: profile.costs.scenarios(),
+            cell_budget_s: profile.cell_budget,
         },
     })
 }
