@@ -106,14 +106,37 @@ fn smoke_run_covers_every_cell_and_reports() {
         .map(|c| format!("{} {} {:?}: {}", c.adapter, c.scenario, c.bus, c.reason().unwrap_or("")))
         .collect();
     assert!(failed.is_empty(), "failed cells:\n{}", failed.join("\n"));
-    // Every ok IPC cell (the floor too) has its per-operation costs, except
-    // cold starts (whole processes, timed from outside) and operations slower
-    // than the counting limit, which say so.
+    // Every ok IPC cell (the floor too) of a scenario the smoke profile
+    // counts costs for has its per-operation costs, except cold starts (whole
+    // processes, timed from outside) and operations slower than the counting
+    // limit, which say so; the other IPC cells say the profile skipped them.
+    let counted: Vec<&str> = m["profile"]["smoke"]["costs"]
+        .as_array()
+        .expect("the smoke profile lists the scenarios it counts costs for")
+        .iter()
+        .map(|s| s.as_str().unwrap())
+        .collect();
+    for s in &counted {
+        assert!(
+            r.cells.iter().any(|c| &c.scenario == s && c.status() == CellStatus::Ok),
+            "{s}: no ok cell to count costs on"
+        );
+    }
     for c in r.cells.iter().filter(|c| c.status() == CellStatus::Ok) {
         let is_ipc = c.bus.is_some() || c.scenario.starts_with("baseline/");
         let m = c.measurement().unwrap();
         if !is_ipc || c.scenario == "property/cold-start" {
             assert!(m.costs.is_none(), "{c:?}: costs on a cell that is not counted");
+            continue;
+        }
+        if !counted.contains(&c.scenario.as_str()) {
+            assert!(m.costs.is_none(), "{c:?}: costs outside the profile's selection");
+            assert!(
+                m.verification_notes
+                    .iter()
+                    .any(|n| n.starts_with("costs not counted: the profile counts them for other scenarios only")),
+                "{c:?}: no note on the skipped costs"
+            );
             continue;
         }
         match &m.costs {
@@ -141,6 +164,14 @@ fn smoke_run_covers_every_cell_and_reports() {
                     .any(|n| n.starts_with("costs not counted: ") && n.contains("per operation")),
                 "{c:?}: ok IPC cell without costs"
             ),
+        }
+    }
+    // A cell over the smoke profile's cell budget is one timed operation, and says so.
+    for c in r.cells.iter().filter(|c| c.status() == CellStatus::Ok) {
+        let m = c.measurement().unwrap();
+        if let Some(cut) = &m.cut {
+            assert!(cut.contains("cell budget"), "{c:?}");
+            assert_eq!(m.wall.samples, 1, "{c:?}: a cut cell is one operation");
         }
     }
     for c in r.cells.iter().filter(|c| c.status() == CellStatus::Unsupported) {

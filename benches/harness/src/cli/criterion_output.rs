@@ -7,7 +7,7 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 use serde::Deserialize;
 
-use crate::contract::CriterionSettings;
+use crate::contract::{CriterionSettings, Timer};
 use crate::results::{Estimate, WallTime};
 use crate::scenario::Scenario;
 
@@ -16,16 +16,28 @@ pub(super) struct Settings {
     pub warm_up: Duration,
     pub measurement: Duration,
     pub nresamples: usize,
+    pub timer: Timer,
+    pub budget: Option<Duration>,
 }
 
-impl From<&CriterionSettings> for Settings {
-    fn from(s: &CriterionSettings) -> Self {
-        Settings {
+impl TryFrom<&CriterionSettings> for Settings {
+    type Error = anyhow::Error;
+
+    fn try_from(s: &CriterionSettings) -> Result<Self> {
+        let seconds = |name: &str, v: f64| {
+            Duration::try_from_secs_f64(v)
+                .ok()
+                .filter(|d| !d.is_zero())
+                .with_context(|| format!("--{name}={v}: not a number of seconds above 0"))
+        };
+        Ok(Settings {
             sample_size: s.sample_size,
-            warm_up: Duration::from_secs_f64(s.warm_up),
-            measurement: Duration::from_secs_f64(s.measurement),
+            warm_up: seconds("warm-up", s.warm_up)?,
+            measurement: seconds("measurement", s.measurement)?,
             nresamples: s.nresamples,
-        }
+            timer: s.timer,
+            budget: s.budget.map(|b| seconds("budget", b)).transpose()?,
+        })
     }
 }
 

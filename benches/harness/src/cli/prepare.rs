@@ -4,6 +4,7 @@
 use std::hint::black_box;
 use std::io::Read;
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 use anyhow::{bail, ensure, Context, Result};
 
@@ -21,6 +22,8 @@ pub(super) struct Prepared<'a> {
     pub throughput_bytes: u64,
     /// What verification noticed (accepted deviations from the canonical bytes).
     pub notes: Vec<String>,
+    /// How long the verified first operation took (the call alone, not its check).
+    pub first: Duration,
 }
 
 /// The verified operation of `scenario`: a codec call, or an IPC client
@@ -44,7 +47,9 @@ pub(super) fn prepare<'a, C: Codec, I: Ipc>(
 
 fn prepare_marshal<'a, C: Codec>(codec: &'a mut C, scenario: &Scenario) -> Result<Prepared<'a>> {
     let body = scenario.body();
+    let started = Instant::now();
     let wire = codec.marshal(&body).context("marshal failed")?;
+    let first = started.elapsed();
     let bytes = wire.as_ref();
     let verdict =
         verify::verify_signal(bytes, &body).with_context(|| format!("verification of {} failed", scenario.id))?;
@@ -59,6 +64,7 @@ fn prepare_marshal<'a, C: Codec>(codec: &'a mut C, scenario: &Scenario) -> Resul
         }),
         throughput_bytes,
         notes: verdict.notes,
+        first,
     })
 }
 
@@ -67,9 +73,11 @@ fn prepare_demarshal<'a, C: Codec>(codec: &'a mut C, scenario: &Scenario) -> Res
     let shape = scenario.shape();
     let bytes = wire::canonical_signal(&body);
     let mut digest = Digest::new();
+    let started = Instant::now();
     codec
         .demarshal(&bytes, shape, &mut digest)
         .context("demarshal failed")?;
+    let first = started.elapsed();
     verify::verify_digest(digest.finish(), &body).with_context(|| format!("verification of {} failed", scenario.id))?;
     Ok(Prepared {
         throughput_bytes: bytes.len() as u64,
@@ -81,6 +89,7 @@ fn prepare_demarshal<'a, C: Codec>(codec: &'a mut C, scenario: &Scenario) -> Res
             black_box(digest.finish());
         }),
         notes: Vec::new(),
+        first,
     })
 }
 
@@ -112,6 +121,7 @@ fn prepare_ipc<'a, I: Ipc>(
         }
         None => None,
     };
+    let started = Instant::now();
     let got = client().context("the first operation failed")?;
     ensure!(
         got == expected,
@@ -120,6 +130,7 @@ fn prepare_ipc<'a, I: Ipc>(
     if let Some(f) = &mut ack {
         wait_ack(f).context("the subscribers did not acknowledge the first Ping")?;
     }
+    let first = started.elapsed(); // with the digest check: nanoseconds beside a round trip
     let op = move || {
         let d = client().expect("IPC operation failed after verification");
         if let Some(f) = &mut ack {
@@ -131,6 +142,7 @@ fn prepare_ipc<'a, I: Ipc>(
         op: Box::new(op),
         throughput_bytes,
         notes: Vec::new(),
+        first,
     })
 }
 

@@ -10,7 +10,7 @@ use anyhow::{ensure, Context, Result};
 
 use crate::adapter::{AdapterInfo, Codec};
 use crate::alloc;
-use crate::contract::{Bench, Repeat, GO, WINDOW_BEGIN, WINDOW_END};
+use crate::contract::{Bench, Repeat, Timer, GO, WINDOW_BEGIN, WINDOW_END};
 use crate::ipc::Ipc;
 use crate::results::{AllocCost, Measurement, WallTime};
 use crate::scenario::Scenario;
@@ -26,7 +26,7 @@ pub(super) fn bench<C: Codec, I: Ipc>(
     scenario: &Scenario,
     b: &Bench,
 ) -> Result<()> {
-    let settings = Settings::from(&b.settings);
+    let settings = Settings::try_from(&b.settings)?;
     let scratch;
     let dir = match &b.criterion_dir {
         Some(d) => d.as_path(),
@@ -39,6 +39,7 @@ pub(super) fn bench<C: Codec, I: Ipc>(
     let notes = std::mem::take(&mut prepared.notes);
     let m = measure(
         &mut prepared.op,
+        prepared.first,
         prepared.throughput_bytes,
         notes,
         info.id,
@@ -89,8 +90,10 @@ fn announce_and_wait(what: &str) -> Result<()> {
     Ok(())
 }
 
+#[allow(clippy::too_many_arguments)]
 fn measure(
     op: &mut dyn FnMut(),
+    verified: Duration,
     throughput_bytes: u64,
     notes: Vec<String>,
     adapter_id: &str,
@@ -99,27 +102,51 @@ fn measure(
     dir: &Path,
 ) -> Result<Measurement> {
     let mut notes = notes;
+    if let Some(budget) = settings.budget.filter(|b| verified > *b) {
+        // Over the cell budget: the verified operation is the figure; no
+        // other to time or to count allocations on (each would cost as much again).
+        let cut = format!(
+            "the verified operation took {:.2} s, over the profile's cell budget of {} s: timed once",
+            verified.as_secs_f64(),
+            budget.as_secs_f64()
+        );
+        return Ok(Measurement {
+            wall: WallTime::from_samples(&[verified.as_nanos() as f64]),
+            throughput_bytes,
+            alloc: None,
+            instructions_per_op: None,
+            verification_notes: notes,
+            floor_ratio: None,
+            costs: None,
+            cut: Some(cut),
+        });
+    }
     // One operation decides: criterion needs at least sample_size x 5.5
     // operations (linear sampling), far beyond the profile's budget for slow ones.
     let start = Instant::now();
     op();
     let first = start.elapsed();
     let (wall, alloc) = if first > settings.measurement {
-        let (wall, alloc) = time_single_operations(op, settings.measurement);
+        let alloc = count_allocations(op, 1);
+        let wall = time_single_operations(op, settings.measurement);
         notes.push(format!(
             "slow operation ({:.2} s): timed as {} single operations, not by criterion",
             first.as_secs_f64(),
             wall.samples
         ));
-        (wall, alloc)
+        (wall, Some(alloc))
     } else {
-        let alloc = count_allocations(op);
-        (time_with_criterion(op, adapter_id, scenario, settings, dir)?, alloc)
+        let alloc = count_allocations(op, 16);
+        let wall = match settings.timer {
+            Timer::Criterion => time_with_criterion(op, adapter_id, scenario, settings, dir)?,
+            Timer::Direct => time_directly(op, first, settings),
+        };
+        (wall, Some(alloc))
     };
     Ok(Measurement {
         wall,
         throughput_bytes,
-        alloc: Some(alloc),
+        alloc,
         instructions_per_op: None,
         verification_notes: notes,
         floor_ratio: None,
@@ -136,38 +163,52 @@ pub extern "Rust" fn dbus_matrix_measured_region(f: &mut dyn FnMut()) {
 }
 
 /// For operations slower than the measurement budget: at least two single
-/// operations, timed one by one, until the budget is spent; allocations are
-/// counted over the first.
-fn time_single_operations(op: &mut dyn FnMut(), budget: Duration) -> (WallTime, AllocCost) {
+/// operations, timed one by one, until the budget is spent.
+fn time_single_operations(op: &mut dyn FnMut(), budget: Duration) -> WallTime {
     let mut samples = Vec::new();
-    let mut alloc = None;
     let mut spent = Duration::ZERO;
     while samples.len() < 2 || spent < budget {
-        let (a0, b0) = alloc::snapshot();
         let start = Instant::now();
         op();
         let took = start.elapsed();
-        let (a1, b1) = alloc::snapshot();
-        alloc.get_or_insert(AllocCost {
-            allocations_per_op: (a1 - a0) as f64,
-            bytes_per_op: (b1 - b0) as f64,
-        });
         samples.push(took.as_nanos() as f64);
         spent += took;
     }
-    (WallTime::from_samples(&samples), alloc.expect("at least one operation"))
+    WallTime::from_samples(&samples)
 }
 
-fn count_allocations(op: &mut dyn FnMut()) -> AllocCost {
-    const OPS: u64 = 16;
-    op(); // first-call effects (lazy statics, buffer growth) are not per-op costs
-    let (a0, b0) = alloc::snapshot();
-    for _ in 0..OPS {
-        op();
+/// The direct timer: `sample_size` samples of one iteration count, sized
+/// from the first operation so that they fill the measurement time; no
+/// warm-up beyond verification and the first operation, no analysis.
+fn time_directly(op: &mut dyn FnMut(), first: Duration, settings: &Settings) -> WallTime {
+    let per_sample = settings.measurement.as_secs_f64() / settings.sample_size as f64;
+    let iterations = (per_sample / first.as_secs_f64().max(1e-9)).clamp(1.0, 1e6) as u64;
+    let samples: Vec<f64> = (0..settings.sample_size)
+        .map(|_| {
+            let start = Instant::now();
+            for _ in 0..iterations {
+                op();
+            }
+            start.elapsed().as_nanos() as f64 / iterations as f64
+        })
+        .collect();
+    WallTime {
+        iterations: iterations * samples.len() as u64,
+        ..WallTime::from_samples(&samples)
     }
-    let (a1, b1) = alloc::snapshot();
+}
+
+/// Allocations per operation over `ops` operations after one warm-up, with
+/// the counter on only here: no timed operation runs with it.
+fn count_allocations(op: &mut dyn FnMut(), ops: u64) -> AllocCost {
+    op(); // first-call effects (lazy statics, buffer growth) are not per-op costs
+    let ((), (allocations, bytes)) = alloc::count(|| {
+        for _ in 0..ops {
+            op();
+        }
+    });
     AllocCost {
-        allocations_per_op: (a1 - a0) as f64 / OPS as f64,
-        bytes_per_op: (b1 - b0) as f64 / OPS as f64,
+        allocations_per_op: allocations as f64 / ops as f64,
+        bytes_per_op: bytes as f64 / ops as f64,
     }
 }

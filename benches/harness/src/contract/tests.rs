@@ -45,7 +45,11 @@ fn every_command() -> Vec<Command> {
                     measurement: 2.5,
                     nresamples: 1001,
                     // both timers, with and without a cut budget
-                    timer: if ack_fifo.is_some() { Timer::Direct } else { Timer::Criterion },
+                    timer: if ack_fifo.is_some() {
+                        Timer::Direct
+                    } else {
+                        Timer::Criterion
+                    },
                     budget: ack_fifo.as_ref().map(|_| 0.7 + 0.1),
                 },
                 transport: transport.clone(),

@@ -232,15 +232,16 @@ impl BusSession {
 pub struct CurrentBus(Option<(String, Result<BusSession, String>)>);
 
 impl CurrentBus {
-    /// The session for a cell on `bus`, started (and recorded in `records`) on its first cell.
+    /// The session for a cell on `bus`, started on its first cell; `record`
+    /// gets what the results file says about the bus (or why it could not start).
     pub fn session(
         &mut self,
         bus: &BusEntry,
         adapters: &[&AdapterEntry],
         scratch: &Path,
         placement: Placement,
-        records: &mut Vec<BusRecord>,
         bar: &ProgressBar,
+        record: impl FnOnce(BusRecord),
     ) -> Result<&mut BusSession, String> {
         if self.0.as_ref().map(|(id, _)| id) != Some(&bus.id) {
             self.0 = None; // stop the previous bus before starting the next
@@ -251,8 +252,7 @@ impl CurrentBus {
                 Ok(s) => s.description.clone(),
                 Err(e) => format!("could not start: {e}"),
             };
-            records.retain(|b| b.id != bus.id);
-            records.push(BusRecord {
+            record(BusRecord {
                 id: bus.id.clone(),
                 description,
             });

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::Result;
 use harness::contract::{self, CriterionSettings};
@@ -35,19 +35,33 @@ pub struct CellContext<'a> {
 /// An IPC cell's bus session, or why there is none.
 pub type Session<'s> = Result<&'s mut BusSession, String>;
 
-/// Runs one cell. `session` is `Some` for cells on a bus (or p2p). `Err`
-/// only for what ends the run (the scratch directory failing).
-pub fn run(ctx: &CellContext, cell: &Planned, adapter: &RunAdapter, session: Option<Session>) -> Result<Cell> {
-    let started = Instant::now();
-    let outcome = match listed_outcome(cell, adapter, session.as_ref()) {
-        Some(decided) => return Ok(to_cell(cell, decided, Duration::ZERO)),
-        None => measure(ctx, cell, &adapter.bin, session)?,
-    };
+/// A cell the listing decides without running anything: `Some` with its
+/// finished cell.
+pub fn decided(cell: &Planned, adapter: &RunAdapter, session: Option<&Session>) -> Option<Cell> {
+    listed_outcome(cell, adapter, session).map(|o| to_cell(cell, o, Duration::ZERO))
+}
+
+/// One round of a cell (one `bench` of its adapter, or one cold-start
+/// series); costs are counted in the `first` round only. `Err` only for
+/// what ends the run (the scratch directory failing).
+pub fn round(
+    ctx: &CellContext,
+    cell: &Planned,
+    adapter: &RunAdapter,
+    session: Option<Session>,
+    first: bool,
+) -> Result<Outcome> {
+    measure(ctx, cell, &adapter.bin, session, first)
+}
+
+/// The finished cell from its combined outcome: instructions are counted
+/// once, after timing, when the run asks for them.
+pub fn finish(ctx: &CellContext, cell: &Planned, adapter: &RunAdapter, outcome: Outcome, elapsed: Duration) -> Cell {
     let outcome = match outcome {
         Outcome::Ok(m) if ctx.instructions => count_instructions(ctx, cell, &adapter.bin, m),
         other => other,
     };
-    Ok(to_cell(cell, outcome, started.elapsed()))
+    to_cell(cell, outcome, elapsed)
 }
 
 /// The outcome an adapter's listing decides without running anything: it
@@ -114,7 +128,7 @@ fn prepare_ipc(ctx: &CellContext, cell: &Planned, bin: &Path, session: &mut BusS
 }
 
 /// The adapter's `bench` (after the IPC setup, if on a bus), then the costs of an IPC cell.
-fn measure(ctx: &CellContext, cell: &Planned, bin: &Path, session: Option<Session>) -> Result<Outcome> {
+fn measure(ctx: &CellContext, cell: &Planned, bin: &Path, session: Option<Session>, first: bool) -> Result<Outcome> {
     let mut session = match session {
         None => None,
         Some(Err(reason)) => return Ok(Outcome::Failed { reason }),
@@ -178,10 +192,12 @@ fn measure(ctx: &CellContext, cell: &Planned, bin: &Path, session: Option<Sessio
     };
     // Every IPC scenario, the raw-socket floor too (no session, no setup).
     let is_ipc = harness::scenario::find(&cell.scenario).is_some_and(|s| s.ipc_op().is_some());
-    if is_ipc && !ctx.profile.costs.counts(&cell.scenario) {
+    // Costs are counted once, in a cell's first round.
+    let count_costs = is_ipc && first;
+    if count_costs && !ctx.profile.costs.counts(&cell.scenario) {
         m.verification_notes
             .push("costs not counted: the profile counts them for other scenarios only (matrix.toml `costs`)".into());
-    } else if is_ipc {
+    } else if count_costs {
         let counted = Counted {
             bin,
             scenario: &cell.scenario,

@@ -1,6 +1,7 @@
 //! `dbus-matrix run`: plan the cells ([`plan`]), ask every adapter what it is
-//! ([`roster`]), run the cells one at a time ([`cell`]) with a bus session
-//! per bus ([`bus_session`]), and write the results file after every cell.
+//! ([`roster`]), run them group by group, in rounds ([`schedule`],
+//! [`rounds`]), each cell ([`cell`]) with a bus session per bus
+//! ([`bus_session`]), and write the results file after every cell.
 //! A resumed run takes its plan from the file ([`resume`]).
 
 mod bus_session;
@@ -9,18 +10,17 @@ mod cold_start;
 mod plan;
 mod resume;
 mod roster;
+mod rounds;
+mod schedule;
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::Result;
 use harness::results::{Cell, CellStatus, Outcome, Plan, ResultsFile};
-
-use bus_session::CurrentBus;
-use cell::CellContext;
 
 use crate::matrix::Matrix;
 use crate::placement::Placement;
@@ -79,6 +79,13 @@ pub fn run(mut opts: RunOptions, interrupted: Arc<AtomicBool>) -> Result<RunSumm
     let profile_name = opts.profile.clone().unwrap_or_else(|| "quick".into());
     let placement = opts.placement.unwrap_or_default();
     let profile = opts.matrix.profile(&profile_name)?.clone();
+    if profile.jobs > 1 && placement != Placement::default() {
+        // Pinned placement means one client, server and bus at a time.
+        anyhow::bail!(
+            "profile {profile_name:?} runs {} cells at once (jobs), which --pin cannot place; pin with a profile of jobs = 1",
+            profile.jobs
+        );
+    }
     let adapters = opts.matrix.select_adapters(&opts.adapters)?;
     let scenarios = opts.matrix.select_scenarios(&opts.scenarios)?;
     let mut system_buses = Vec::new();
@@ -139,47 +146,25 @@ pub fn run(mut opts: RunOptions, interrupted: Arc<AtomicBool>) -> Result<RunSumm
     let done: HashSet<_> = results.cells.iter().map(|c| c.key()).collect();
     let plan = plan::plan(&adapters, &scenarios, &buses, &done);
 
-    let bar = progress::bar(plan.len() as u64, opts.progress);
+    let estimate: f64 = plan.iter().map(|p| schedule::cell_estimate(&profile, p)).sum();
+    let bar = progress::run_bar(schedule::to_ms(estimate), plan.len(), opts.progress);
     store::write_atomic(&path, &results)?;
-    let ctx = CellContext {
+    let results = Mutex::new(results);
+    let shared = schedule::Shared {
         profile: &profile,
         timeout,
-        scratch: scratch.path(),
         interrupted: &interrupted,
-        client_cpu: placement.client,
+        placement,
         instructions: opts.instructions,
+        adapters: &adapters,
+        roster: &roster,
+        scratch: scratch.path(),
+        bar: &bar,
+        path: &path,
+        results: &results,
     };
-    let mut bus = CurrentBus::default();
-    let mut was_interrupted = false;
-    for planned in plan {
-        if interrupted.load(Ordering::SeqCst) {
-            was_interrupted = true;
-            break;
-        }
-        let session = planned
-            .bus
-            .map(|b| bus.session(b, &adapters, scratch.path(), placement, &mut results.buses, &bar));
-        let on = planned.bus.map(|b| format!(" on {}", b.id)).unwrap_or_default();
-        bar.set_message(format!("{} {}{on}", planned.adapter.id, planned.scenario));
-        let c = cell::run(&ctx, &planned, &roster[&planned.adapter.id], session)?;
-        if c.status() == CellStatus::Failed {
-            if interrupted.load(Ordering::SeqCst) {
-                // An interrupted cell is missing, not failed: --resume runs it again.
-                was_interrupted = true;
-                break;
-            }
-            bar.println(format!(
-                "failed: {} {}: {}",
-                c.adapter,
-                c.scenario,
-                c.reason().unwrap_or("")
-            ));
-        }
-        results.cells.push(c);
-        store::write_atomic(&path, &results)?;
-        bar.inc(1);
-    }
-    drop(bus); // stops the last bus and its servers
+    let was_interrupted = schedule::run(&shared, schedule::groups(plan))?;
+    let mut results = results.into_inner().expect("results");
     bar.finish_and_clear();
     set_floor_ratios(&mut results);
     results.run.complete = !was_interrupted;

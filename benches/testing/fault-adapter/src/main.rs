@@ -5,7 +5,9 @@
 //! `fault-unwrap`.
 //! The adapter id is that file name, so one binary plays many adapters.
 //! `FAULT_ADAPTER_AS=<name>` picks the fault instead, keeping the id (the same
-//! adapter, deliberately slowed, for `compare` tests).
+//! adapter, deliberately slowed, for `compare` tests). `FAULT_ADAPTER_LOG=FILE`
+//! appends `<id> <command> <scenario>` to FILE for every command run (the
+//! order in which the runner measures cells, for the rounds tests).
 
 use std::hint::black_box;
 use std::process::ExitCode;
@@ -257,6 +259,9 @@ fn main() -> ExitCode {
         println!("this is not JSON {{{{");
         return ExitCode::SUCCESS;
     }
+    if let Ok(log) = std::env::var("FAULT_ADAPTER_LOG") {
+        log_invocation(&log, &name);
+    }
     let id: &'static str = Box::leak(name.into_boxed_str());
     harness::cli::main(
         AdapterInfo {
@@ -267,4 +272,21 @@ fn main() -> ExitCode {
         move || Faulty { fault, calls: 0 },
         || RawIpc,
     )
+}
+
+/// One line per invocation: the id, the command and its `--scenario` value.
+fn log_invocation(log: &str, name: &str) {
+    use std::io::Write;
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let command = args.first().map(String::as_str).unwrap_or("");
+    let scenario = args.iter().find_map(|a| a.strip_prefix("--scenario=")).unwrap_or("-");
+    let line = format!("{name} {command} {scenario}\n");
+    let appended = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(log)
+        .and_then(|mut f| f.write_all(line.as_bytes()));
+    if let Err(e) = appended {
+        eprintln!("fault-adapter: cannot log to {log}: {e}");
+    }
 }

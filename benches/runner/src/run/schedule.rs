@@ -1,0 +1,289 @@
+//! Runs the plan: its cells in groups (the codec cells and the floor, then
+//! one group per bus), each group by one worker with its own bus session;
+//! `jobs` workers take groups at once. Inside a group every timed cell gets
+//! its rounds interleaved with the other cells' (round 1 of every cell, then
+//! round 2, ...), and extra rounds go to the cells still wider than the
+//! profile's target ([`rounds`]). A cell is recorded, and the results file
+//! rewritten, the moment it is finished.
+
+use std::collections::{HashMap, VecDeque};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use harness::results::{Cell, CellStatus, Measurement, Outcome, ResultsFile};
+use indicatif::ProgressBar;
+
+use super::bus_session::CurrentBus;
+use super::cell::{self, CellContext};
+use super::plan::Planned;
+use super::roster::RunAdapter;
+use super::rounds;
+use crate::matrix::{AdapterEntry, BusEntry, Profile};
+use crate::placement::Placement;
+use crate::{costs, store};
+
+/// What every worker shares.
+pub struct Shared<'a> {
+    pub profile: &'a Profile,
+    pub timeout: Duration,
+    pub interrupted: &'a AtomicBool,
+    pub placement: Placement,
+    pub instructions: bool,
+    pub adapters: &'a [&'a AdapterEntry],
+    pub roster: &'a HashMap<String, RunAdapter>,
+    pub scratch: &'a Path,
+    pub bar: &'a ProgressBar,
+    pub path: &'a Path,
+    pub results: &'a Mutex<ResultsFile>,
+}
+
+/// The cells of one bus (or of none: codec cells and the floor).
+pub struct Group<'a> {
+    bus: Option<&'a BusEntry>,
+    cells: Vec<Planned<'a>>,
+}
+
+/// The plan cut where its bus changes (the plan is bus-major).
+pub fn groups(plan: Vec<Planned<'_>>) -> Vec<Group<'_>> {
+    let mut groups: Vec<Group> = Vec::new();
+    for cell in plan {
+        let bus_id = cell.bus.map(|b| &b.id);
+        match groups.last_mut() {
+            Some(g) if g.bus.map(|b| &b.id) == bus_id => g.cells.push(cell),
+            _ => groups.push(Group {
+                bus: cell.bus,
+                cells: vec![cell],
+            }),
+        }
+    }
+    groups
+}
+
+/// Seconds one round of a cell is expected to take (the progress bar's
+/// unit, so its ETA is sound from the first cells on).
+pub fn round_estimate(profile: &Profile, cell: &Planned) -> f64 {
+    let overhead = 0.05;
+    let timing = match profile.timer {
+        harness::contract::Timer::Criterion => profile.warm_up + profile.measurement + 0.05,
+        harness::contract::Timer::Direct => profile.measurement,
+    };
+    timing + overhead + if cell.bus.is_some() { 0.02 } else { 0.0 }
+}
+
+/// The cost windows of a cell's first round, in seconds.
+fn costs_estimate(profile: &Profile, cell: &Planned) -> f64 {
+    let ipc = harness::scenario::find(&cell.scenario).is_some_and(|s| s.ipc_op().is_some());
+    match ipc && profile.costs.counts(&cell.scenario) {
+        true => 2.0 * costs::WINDOW_SHARE * profile.measurement + 0.2,
+        false => 0.0,
+    }
+}
+
+/// A cell's whole expected time: its rounds and costs.
+pub fn cell_estimate(profile: &Profile, cell: &Planned) -> f64 {
+    profile.rounds as f64 * round_estimate(profile, cell) + costs_estimate(profile, cell)
+}
+
+/// Runs every group; `Ok(true)` when a signal stopped the run before its last cell.
+pub fn run(shared: &Shared, groups: Vec<Group>) -> Result<bool> {
+    let jobs = (shared.profile.jobs as usize).clamp(1, groups.len().max(1));
+    let queue = Mutex::new(VecDeque::from(groups));
+    let failed = AtomicBool::new(false); // a worker's error stops the others
+    let stopped = AtomicBool::new(false); // a worker left cells unmeasured
+    let errors = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..jobs)
+            .map(|i| {
+                let (queue, failed, stopped) = (&queue, &failed, &stopped);
+                scope.spawn(move || -> Result<()> {
+                    let scratch = shared.scratch.join(format!("worker-{i}"));
+                    std::fs::create_dir_all(&scratch)
+                        .with_context(|| format!("cannot create {}", scratch.display()))?;
+                    loop {
+                        // Not `while let … = queue.lock()…`: that would hold the
+                        // lock for the whole group and serialise the workers.
+                        let next = queue.lock().expect("queue").pop_front();
+                        let Some(group) = next else { break };
+                        if failed.load(Ordering::SeqCst) {
+                            break;
+                        }
+                        match (Worker {
+                            shared,
+                            scratch: &scratch,
+                            stop: failed,
+                        })
+                        .group(group)
+                        {
+                            Ok(true) => {}
+                            Ok(false) => stopped.store(true, Ordering::SeqCst),
+                            Err(e) => {
+                                failed.store(true, Ordering::SeqCst);
+                                return Err(e);
+                            }
+                        }
+                    }
+                    Ok(())
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .filter_map(|w| w.join().expect("a worker panicked").err())
+            .collect::<Vec<_>>()
+    });
+    if let Some(e) = errors.into_iter().next() {
+        return Err(e);
+    }
+    let left = !queue.lock().expect("queue").is_empty();
+    Ok(stopped.load(Ordering::SeqCst) || left)
+}
+
+/// A timed cell on its way through its rounds.
+struct Pending<'p, 'a> {
+    cell: &'p Planned<'a>,
+    rounds: Vec<Measurement>,
+    elapsed: Duration,
+    /// Seconds of its estimate the progress bar has shown done.
+    credited: f64,
+    done: bool,
+}
+
+struct Worker<'w> {
+    shared: &'w Shared<'w>,
+    scratch: &'w Path,
+    /// Another worker failed: stop as if interrupted.
+    stop: &'w AtomicBool,
+}
+
+impl Worker<'_> {
+    fn stopping(&self) -> bool {
+        self.shared.interrupted.load(Ordering::SeqCst) || self.stop.load(Ordering::SeqCst)
+    }
+
+    /// The session of a cell's bus (started on its first cell, recorded in
+    /// the results file); `None` for cells without a bus.
+    fn session<'b>(&self, bus: &'b mut CurrentBus, cell: &Planned) -> Option<cell::Session<'b>> {
+        let s = self.shared;
+        cell.bus.map(|b| {
+            bus.session(b, s.adapters, self.scratch, s.placement, s.bar, |record| {
+                let mut results = s.results.lock().expect("results");
+                results.buses.retain(|r| r.id != record.id);
+                results.buses.push(record);
+            })
+        })
+    }
+
+    /// Measures a group; `Ok(false)` when it stopped before its last cell.
+    fn group(&self, group: Group) -> Result<bool> {
+        let s = self.shared;
+        let ctx = CellContext {
+            profile: s.profile,
+            timeout: s.timeout,
+            scratch: self.scratch,
+            interrupted: s.interrupted,
+            client_cpu: s.placement.client,
+            instructions: s.instructions,
+        };
+        let mut bus = CurrentBus::default();
+        let mut pending = Vec::new();
+        for cell in &group.cells {
+            if self.stopping() {
+                return Ok(false);
+            }
+            let adapter = &s.roster[&cell.adapter.id];
+            match cell::decided(cell, adapter, self.session(&mut bus, cell).as_ref()) {
+                Some(decided) => self.record(decided, cell_estimate(s.profile, cell))?,
+                None => pending.push(Pending {
+                    cell,
+                    rounds: Vec::new(),
+                    elapsed: Duration::ZERO,
+                    credited: 0.0,
+                    done: false,
+                }),
+            }
+        }
+        for round in 0..s.profile.max_rounds() {
+            let mut any = false;
+            for p in pending.iter_mut().filter(|p| !p.done) {
+                if self.stopping() {
+                    return Ok(false);
+                }
+                any = true;
+                let on = p.cell.bus.map(|b| format!(" on {}", b.id)).unwrap_or_default();
+                s.bar.set_message(format!(
+                    "{} {}{on} (round {})",
+                    p.cell.adapter.id,
+                    p.cell.scenario,
+                    round + 1
+                ));
+                let adapter = &s.roster[&p.cell.adapter.id];
+                let started = Instant::now();
+                let session = self.session(&mut bus, p.cell);
+                let outcome = cell::round(&ctx, p.cell, adapter, session, round == 0)?;
+                p.elapsed += started.elapsed();
+                let finished = match outcome {
+                    Outcome::Ok(m) => {
+                        p.rounds.push(*m);
+                        rounds::finished(&p.rounds, s.profile)
+                            .then(|| Outcome::Ok(Box::new(rounds::combine(std::mem::take(&mut p.rounds)))))
+                    }
+                    Outcome::Failed { .. } if self.shared.interrupted.load(Ordering::SeqCst) => {
+                        return Ok(false); // missing, not failed: --resume runs it again
+                    }
+                    other => Some(other),
+                };
+                // The bar advances by the estimate of what was done, at most the cell's.
+                let expected = cell_estimate(s.profile, p.cell);
+                match finished {
+                    Some(outcome) => {
+                        p.done = true;
+                        let c = cell::finish(&ctx, p.cell, adapter, outcome, p.elapsed);
+                        self.record(c, expected - p.credited)?;
+                    }
+                    None => {
+                        let step = round_estimate(s.profile, p.cell)
+                            + if round == 0 {
+                                costs_estimate(s.profile, p.cell)
+                            } else {
+                                0.0
+                            };
+                        let step = step.min(expected - p.credited).max(0.0);
+                        p.credited += step;
+                        s.bar.inc(to_ms(step));
+                    }
+                }
+            }
+            if !any {
+                break;
+            }
+        }
+        Ok(true)
+    }
+
+    /// Adds a finished cell to the results file (rewritten at once: a kill
+    /// loses no finished cell) and advances the bar by its remaining estimate.
+    fn record(&self, cell: Cell, remaining_estimate: f64) -> Result<()> {
+        let remaining_estimate = remaining_estimate.max(0.0);
+        let s = self.shared;
+        if cell.status() == CellStatus::Failed {
+            s.bar.println(format!(
+                "failed: {} {}: {}",
+                cell.adapter,
+                cell.scenario,
+                cell.reason().unwrap_or("")
+            ));
+        }
+        let mut results = s.results.lock().expect("results");
+        results.cells.push(cell);
+        store::write_atomic(s.path, &results)?;
+        drop(results);
+        s.bar.inc(to_ms(remaining_estimate));
+        Ok(())
+    }
+}
+
+pub fn to_ms(seconds: f64) -> u64 {
+    (seconds * 1000.0).round() as u64
+}
