@@ -25,3 +25,4 @@ mod provenance;
 mod real_clients;
 mod report_snapshots;
 mod resume;
+mod spread;

@@ -20,10 +20,10 @@ pub struct Args {
     inputs: Vec<PathBuf>,
     /// Relative spread a cell should stay within (0.03 = 3%; default: the
     /// files' profile target_width when they agree, else 0.03).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     target: Option<f64>,
     /// Exit 1 when the worst spread is above this (0.10 = 10%), for CI gates.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     fail_above: Option<f64>,
     /// List only the N cells with the widest spread (the summaries count all).
     #[arg(long)]
