@@ -141,7 +141,13 @@ pub fn history(runs: &[(PathBuf, ResultsFile)], opts: &HistoryOptions) -> anyhow
     });
     let indexed: Vec<BTreeMap<CellKey, &Cell>> = ordered
         .iter()
-        .map(|(_, r)| r.cells.iter().filter(|c| opts.cells.wants(c)).map(|c| (c.key(), c)).collect())
+        .map(|(_, r)| {
+            r.cells
+                .iter()
+                .filter(|c| opts.cells.wants(c))
+                .map(|c| (c.key(), c))
+                .collect()
+        })
         .collect();
     let keys: BTreeSet<&CellKey> = indexed.iter().flat_map(|m| m.keys()).collect();
     let series = keys

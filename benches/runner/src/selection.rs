@@ -22,11 +22,7 @@ impl CellSelection {
 
     /// A name no cell has is a typo, not an empty result: an error naming
     /// it, "no adapter \"x\" in {nowhere}".
-    pub fn check_names<'a>(
-        &self,
-        cells: impl Iterator<Item = &'a Cell> + Clone,
-        nowhere: &str,
-    ) -> anyhow::Result<()> {
+    pub fn check_names<'a>(&self, cells: impl Iterator<Item = &'a Cell> + Clone, nowhere: &str) -> anyhow::Result<()> {
         let check = |names: &[String], what: &str, has: &dyn Fn(&Cell, &str) -> bool| -> anyhow::Result<()> {
             for n in names {
                 anyhow::ensure!(cells.clone().any(|c| has(c, n)), "no {what} {n:?} in {nowhere}");

@@ -171,7 +171,13 @@ pub fn spread(runs: &[(PathBuf, ResultsFile)], opts: &SpreadOptions) -> anyhow::
     let names: Vec<String> = runs.iter().map(|(p, _)| p.display().to_string()).collect();
     let indexed: Vec<BTreeMap<CellKey, &Cell>> = runs
         .iter()
-        .map(|(_, r)| r.cells.iter().filter(|c| opts.cells.wants(c)).map(|c| (c.key(), c)).collect())
+        .map(|(_, r)| {
+            r.cells
+                .iter()
+                .filter(|c| opts.cells.wants(c))
+                .map(|c| (c.key(), c))
+                .collect()
+        })
         .collect();
     let keys: BTreeSet<&CellKey> = indexed.iter().flat_map(|m| m.keys()).collect();
     let mut cells = Vec::new();
@@ -297,7 +303,10 @@ fn cell_spread(
             .collect();
         return Err(format!("ok in {} only ({})", names[ok[0].0], others.join(", ")));
     }
-    if let Some((i, _)) = ok.iter().find(|(_, m)| !(m.wall.median_ns.point.is_finite() && m.wall.median_ns.point > 0.0)) {
+    if let Some((i, _)) = ok
+        .iter()
+        .find(|(_, m)| !(m.wall.median_ns.point.is_finite() && m.wall.median_ns.point > 0.0))
+    {
         return Err(format!("the median in {} is not a positive number", names[*i]));
     }
     let medians: Vec<f64> = ok.iter().map(|(_, m)| m.wall.median_ns.point).collect();
@@ -481,7 +490,13 @@ fn cell_table(out: &mut String, s: &Spread) {
     let _ = writeln!(out, " spread | widest own interval |");
     let _ = writeln!(out, "|---|---|---|{}---:|---:|", "---:|".repeat(s.runs.len()));
     for c in &s.cells {
-        let _ = write!(out, "| {} | {} | {} |", c.adapter, c.scenario, c.bus.as_deref().unwrap_or(""));
+        let _ = write!(
+            out,
+            "| {} | {} | {} |",
+            c.adapter,
+            c.scenario,
+            c.bus.as_deref().unwrap_or("")
+        );
         for m in &c.medians_ns {
             let _ = write!(out, " {} |", m.map_or_else(|| "–".to_string(), duration));
         }

@@ -64,7 +64,10 @@ fn spread(args: &[&str]) -> (Option<i32>, String, String) {
         String::from_utf8(o.stdout).unwrap(),
         String::from_utf8(o.stderr).unwrap(),
     );
-    assert!(!err.contains("panicked"), "dbus-matrix spread {args:?} panicked:\n{err}");
+    assert!(
+        !err.contains("panicked"),
+        "dbus-matrix spread {args:?} panicked:\n{err}"
+    );
     (o.status.code(), out, err)
 }
 
@@ -200,16 +203,25 @@ fn spread_of_scaled_copies_is_exact_per_cell_group_and_overall() {
     assert_eq!(apart[0]["adapter"], "rustbus-0.19");
     assert_eq!(apart[0]["scenario"], "connect/hello");
     let reason = apart[0]["reason"].as_str().unwrap();
-    assert!(reason.contains("cut in") && reason.contains("over the cell budget"), "{reason}");
+    assert!(
+        reason.contains("cut in") && reason.contains("over the cell budget"),
+        "{reason}"
+    );
 
     // The same copy is not a different machine or version: no warning.
     let (code, md, err) = spread(&[s(&sc.base), s(&sc.copy)]);
     assert_eq!(code, Some(0));
     assert_eq!(err, "", "identical setups: nothing to warn about");
-    assert!(md.contains("| all | 23 | 0.00% | 40.00% | zbus-5 call/void on dbus-daemon | 2 (8.70%) | 2 |"), "{md}");
+    assert!(
+        md.contains("| all | 23 | 0.00% | 40.00% | zbus-5 call/void on dbus-daemon | 2 (8.70%) | 2 |"),
+        "{md}"
+    );
     assert!(md.contains("| call/void on dbus-daemon | 3 | 2.02% | 40.00% |"), "{md}");
     assert!(md.contains("**40.00%** over"), "{md}");
-    assert!(md.contains("2 of 23 cells moved between runs more than their own published interval"), "{md}");
+    assert!(
+        md.contains("2 of 23 cells moved between runs more than their own published interval"),
+        "{md}"
+    );
     assert!(md.contains("Target 3.00% (the default"), "{md}");
     assert!(md.contains("Set apart"), "{md}");
 }
@@ -285,16 +297,25 @@ fn spread_target_comes_from_the_profile_when_every_file_agrees() {
     let b_none = save(&sc.dir, "bn.json", &with_target_width(b, None));
 
     let v = spread_json(&[s(&a5), s(&b5)]);
-    assert_eq!((v["target"].as_f64(), v["target_source"].as_str()), (Some(0.05), Some("profile")));
+    assert_eq!(
+        (v["target"].as_f64(), v["target_source"].as_str()),
+        (Some(0.05), Some("profile"))
+    );
     assert_eq!(v["overall"]["over_target"], 2);
     let (_, md, _) = spread(&[s(&a5), s(&b5)]);
     assert!(md.contains("Target 5.00% (the profile's target_width)"), "{md}");
     for other in [&b10, &b_none] {
         let v = spread_json(&[s(&a5), s(other)]);
-        assert_eq!((v["target"].as_f64(), v["target_source"].as_str()), (Some(0.03), Some("default")));
+        assert_eq!(
+            (v["target"].as_f64(), v["target_source"].as_str()),
+            (Some(0.03), Some("default"))
+        );
     }
     let v = spread_json(&[s(&a5), s(&b5), "--target", "0.5"]);
-    assert_eq!((v["target"].as_f64(), v["target_source"].as_str()), (Some(0.5), Some("option")));
+    assert_eq!(
+        (v["target"].as_f64(), v["target_source"].as_str()),
+        (Some(0.5), Some("option"))
+    );
     assert_eq!(v["overall"]["over_target"], 0);
 }
 
@@ -309,7 +330,10 @@ fn spread_warns_about_other_machines_and_versions() {
     let (code, out, err) = spread(&[s(&sc.base), s(&other)]);
     assert_eq!(code, Some(0), "{out}{err}");
     assert!(err.contains("warning: not like for like"), "{err}");
-    assert!(err.contains("machine (hostname hash): 5bce98f73f3ed0c8 → 0000000000000000"), "{err}");
+    assert!(
+        err.contains("machine (hostname hash): 5bce98f73f3ed0c8 → 0000000000000000"),
+        "{err}"
+    );
     assert!(err.contains("CPU: Intel(R) Xeon(R) Processor → Another CPU"), "{err}");
     assert!(err.contains("zbus-5 version: 5.19.0 → 5.20.0"), "{err}");
     assert!(out.contains("Not like for like"), "{out}");
@@ -340,7 +364,10 @@ fn spread_refuses_bad_input_with_exit_2() {
         (vec![a, b, "--top", "0"], "--top"),
         (vec![a, b, "--adapters", "zbus-99"], "no adapter \"zbus-99\""),
         (vec![a, b, "--buses", "dbus-broker"], "no bus \"dbus-broker\""),
-        (vec![a, b, "--adapters", "dbus-0.9", "--scenarios", "demarshal/mixed"], "no cell is ok"),
+        (
+            vec![a, b, "--adapters", "dbus-0.9", "--scenarios", "demarshal/mixed"],
+            "no cell is ok",
+        ),
     ];
     for (args, needle) in cases {
         let (code, out, err) = spread(&args);

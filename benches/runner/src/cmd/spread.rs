@@ -39,7 +39,10 @@ pub struct Args {
 
 pub fn exec(args: Args) -> Result<ExitCode> {
     if let Some(t) = args.target {
-        anyhow::ensure!(t.is_finite() && t > 0.0, "--target must be a finite number above 0 (got {t})");
+        anyhow::ensure!(
+            t.is_finite() && t > 0.0,
+            "--target must be a finite number above 0 (got {t})"
+        );
     }
     if let Some(f) = args.fail_above {
         anyhow::ensure!(
