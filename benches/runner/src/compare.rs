@@ -239,7 +239,7 @@ fn exact_metric(old: f64, new: f64, threshold: f64) -> Metric {
 }
 
 /// Everything besides the code under test that differs between the runs.
-fn differences(old: &ResultsFile, new: &ResultsFile) -> Vec<String> {
+pub(crate) fn differences(old: &ResultsFile, new: &ResultsFile) -> Vec<String> {
     let mut d = Vec::new();
     let mut field = |what: &str, a: &str, b: &str| {
         if a != b {

@@ -22,6 +22,7 @@ use harness::results::{Cell, CellKey, ResultsFile, WallTime};
 use serde::Serialize;
 
 use crate::export::table::{self, duration};
+use crate::selection::CellSelection;
 use crate::stats::{self, median, Direction};
 
 #[derive(Clone, Debug)]
@@ -30,9 +31,7 @@ pub struct HistoryOptions {
     pub threshold: f64,
     /// Significance level of the rank test against the previous run.
     pub alpha: f64,
-    pub adapters: Vec<String>,
-    pub scenarios: Vec<String>,
-    pub buses: Vec<String>,
+    pub cells: CellSelection,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -134,19 +133,21 @@ pub fn load_inputs(inputs: &[PathBuf]) -> (Vec<(PathBuf, ResultsFile)>, Vec<anyh
 /// `runs` in any order; they are ordered by `run.started_at` (RFC 3339 UTC,
 /// compared as text), then `run.finished_at`, then the order given.
 pub fn history(runs: &[(PathBuf, ResultsFile)], opts: &HistoryOptions) -> anyhow::Result<History> {
-    check_filters(runs, opts)?;
+    opts.cells
+        .check_names(runs.iter().flat_map(|(_, r)| &r.cells), "any results file")?;
     let mut ordered: Vec<&(PathBuf, ResultsFile)> = runs.iter().collect();
     ordered.sort_by(|(_, a), (_, b)| {
         (&a.run.started_at, &a.run.finished_at).cmp(&(&b.run.started_at, &b.run.finished_at))
     });
-    let wanted = |c: &Cell| {
-        (opts.adapters.is_empty() || opts.adapters.contains(&c.adapter))
-            && (opts.scenarios.is_empty() || opts.scenarios.contains(&c.scenario))
-            && (opts.buses.is_empty() || c.bus.as_ref().is_some_and(|b| opts.buses.contains(b)))
-    };
     let indexed: Vec<BTreeMap<CellKey, &Cell>> = ordered
         .iter()
-        .map(|(_, r)| r.cells.iter().filter(|c| wanted(c)).map(|c| (c.key(), c)).collect())
+        .map(|(_, r)| {
+            r.cells
+                .iter()
+                .filter(|c| opts.cells.wants(c))
+                .map(|c| (c.key(), c))
+                .collect()
+        })
         .collect();
     let keys: BTreeSet<&CellKey> = indexed.iter().flat_map(|m| m.keys()).collect();
     let series = keys
@@ -169,20 +170,6 @@ pub fn history(runs: &[(PathBuf, ResultsFile)], opts: &HistoryOptions) -> anyhow
             .collect(),
         series,
     })
-}
-
-/// A filter naming something no file has is a typo, not an empty result.
-fn check_filters(runs: &[(PathBuf, ResultsFile)], opts: &HistoryOptions) -> anyhow::Result<()> {
-    let all = || runs.iter().flat_map(|(_, r)| &r.cells);
-    let check = |names: &[String], what: &str, has: &dyn Fn(&Cell, &str) -> bool| -> anyhow::Result<()> {
-        for n in names {
-            anyhow::ensure!(all().any(|c| has(c, n)), "no {what} {n:?} in any results file");
-        }
-        Ok(())
-    };
-    check(&opts.adapters, "adapter", &|c, n| c.adapter == n)?;
-    check(&opts.scenarios, "scenario", &|c, n| c.scenario == n)?;
-    check(&opts.buses, "bus", &|c, n| c.bus.as_deref() == Some(n))
 }
 
 fn series(key: &CellKey, runs: &[&(PathBuf, ResultsFile)], cells: &[Option<&Cell>], opts: &HistoryOptions) -> Series {

@@ -2,7 +2,8 @@
 //!
 //! Exit status (a closed stdout is not an error: the output stops, the status
 //! stays the command's own): 0 success; 1 a cell failed (run), verification failed, or a significant
-//! regression, a broken or a `missing` cell (compare, unless --allow-missing);
+//! regression, a broken or a `missing` cell (compare, unless --allow-missing), or a spread
+//! above --fail-above (spread);
 //! 2 bad input (usage, a value out of range, matrix.toml, results file, a
 //! `--resume` file without a plan or of another setup without --force, missing
 //! binary, an adapter binary that is another adapter or the runner itself, no
@@ -32,7 +33,9 @@ mod placement;
 mod progress;
 mod run;
 mod scratch;
+mod selection;
 mod signals;
+mod spread;
 mod stats;
 mod store;
 mod verify;

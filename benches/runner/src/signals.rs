@@ -6,7 +6,7 @@
 //! still removing its temporary directories; its children die with it (they
 //! are tied to it by `PR_SET_PDEATHSIG`, see `bus::die_with_parent`).
 //!
-//! The others (`report`, `compare`, `history`, `list`, `verify`) have nothing
+//! The others (`report`, `compare`, `history`, `spread`, `list`, `verify`) have nothing
 //! to keep: the first signal ends them with 130 the same way, even while
 //! blocked (e.g. reading a FIFO).
 //!

@@ -298,7 +298,7 @@ fn a_second_ctrl_c_exits_at_once_and_still_cleans_up() {
     sb.assert_nothing_left("after two SIGINTs");
 }
 
-/// `report`, `compare` and `history` blocked on a FIFO (nothing writes to it)
+/// `report`, `compare`, `history` and `spread` blocked on a FIFO (nothing writes to it)
 /// exit with 130 on SIGTERM and SIGINT.
 #[test]
 fn reading_commands_answer_signals_while_blocked() {
@@ -311,6 +311,7 @@ fn reading_commands_answer_signals_while_blocked() {
         (vec!["report", fifo], SIGTERM),
         (vec!["compare", fifo, fifo], SIGTERM),
         (vec!["history", fifo], SIGTERM),
+        (vec!["spread", fifo, fifo], SIGINT),
         (vec!["report", fifo], SIGINT),
     ] {
         let mut child = dbus_matrix(&args)

@@ -26,3 +26,4 @@ mod real_clients;
 mod report_snapshots;
 mod resume;
 mod rounds;
+mod spread;

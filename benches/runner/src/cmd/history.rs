@@ -32,9 +32,7 @@ pub fn exec(args: Args) -> Result<ExitCode> {
     let opts = history::HistoryOptions {
         threshold: args.threshold,
         alpha: args.alpha,
-        adapters: args.filter.adapters,
-        scenarios: args.filter.scenarios,
-        buses: args.filter.buses,
+        cells: args.filter.into_selection(),
     };
     let h = history::history(&runs, &opts)?;
     args.format.print(&h, history::markdown)?;

@@ -8,6 +8,7 @@ mod history;
 mod list;
 mod report;
 mod run;
+mod spread;
 mod verify;
 
 use std::path::PathBuf;
@@ -26,6 +27,8 @@ use crate::{adapters, matrix};
 pub const EXIT_CELL_FAILED: u8 = 1;
 /// `compare` found a significant regression.
 pub const EXIT_REGRESSED: u8 = 1;
+/// `spread`: the worst spread is above `--fail-above`.
+pub const EXIT_SPREAD_ABOVE: u8 = 1;
 /// Usage, matrix.toml, a results file, a missing binary, ...
 pub const EXIT_BAD_INPUT: u8 = 2;
 /// SIGINT, SIGTERM or SIGHUP; the results file keeps the finished cells.
@@ -43,6 +46,9 @@ pub enum Cmd {
     Compare(compare::Args),
     /// The medians of many runs over time, per cell, with steps marked (▲ slower, ▼ faster).
     History(history::Args),
+    /// Run-to-run spread of each cell over two or more runs of the same profile:
+    /// how stable this machine is. Exits 1 when the worst spread is above --fail-above.
+    Spread(spread::Args),
     /// Check that every adapter does the same work (bytes and values), untimed.
     Verify(verify::Args),
     /// List adapters (with exact versions and support) and scenarios.
@@ -59,6 +65,7 @@ impl Cmd {
             Cmd::Report(args) => report::exec(args),
             Cmd::Compare(args) => compare::exec(args),
             Cmd::History(args) => history::exec(args),
+            Cmd::Spread(args) => spread::exec(args),
             Cmd::Verify(args) => verify::exec(args, ctx),
             Cmd::List => list::exec(ctx),
             Cmd::BuildTimes(args) => build_times::exec(args, ctx),
@@ -97,7 +104,7 @@ impl Context {
     }
 }
 
-/// Which cells `compare` and `history` look at.
+/// Which cells `compare`, `history` and `spread` look at.
 #[derive(clap::Args)]
 pub struct CellFilter {
     /// Only these adapters (comma-separated ids).
@@ -111,7 +118,17 @@ pub struct CellFilter {
     pub buses: Vec<String>,
 }
 
-/// The output of `compare`, `history` and `build-times`.
+impl CellFilter {
+    pub fn into_selection(self) -> crate::selection::CellSelection {
+        crate::selection::CellSelection {
+            adapters: self.adapters,
+            scenarios: self.scenarios,
+            buses: self.buses,
+        }
+    }
+}
+
+/// The output of `compare`, `history`, `spread` and `build-times`.
 #[derive(Clone, Copy, clap::ValueEnum)]
 pub enum OutputFormat {
     Markdown,
