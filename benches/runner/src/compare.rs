@@ -1,10 +1,16 @@
 //! `dbus-matrix compare OLD NEW`: per cell, NEW/OLD with a significance verdict.
 //!
-//! Wall time: the two-sided Mann-Whitney U test on the per-sample times
-//! (`sample_ns`, normal approximation with tie and continuity correction) at
-//! `alpha`; a significant change is a regression or an improvement only when
-//! the ratio of medians is beyond `threshold`. Files without per-sample times
-//! fall back to "the 95% intervals of the medians do not overlap".
+//! Wall time (`stats::wall_significance`): when both cells were measured in
+//! several rounds (`wall.round_medians_ns`, two or more each), the change is
+//! significant when the two medians' 95% intervals, which are then the
+//! intervals of the variation between rounds, do not overlap (test
+//! `round-intervals`). Otherwise (one-round cells, files from before rounds)
+//! the two-sided Mann-Whitney U test on the per-sample times (`sample_ns`,
+//! normal approximation with tie and continuity correction) at `alpha`
+//! (`mann-whitney`); files without per-sample times fall back to "the 95%
+//! intervals of the medians do not overlap" (`ci-overlap`). Either way a
+//! significant change is a regression or an improvement only when the ratio
+//! of medians is beyond `threshold`.
 //! Instructions per operation are deterministic: any difference is real, and
 //! the threshold alone decides the verdict.
 
@@ -58,7 +64,8 @@ pub struct Metric {
     pub new: f64,
     /// new / old.
     pub ratio: f64,
-    /// The test that decided significance: `mann-whitney`, `ci-overlap` or `exact`.
+    /// The test that decided significance: `round-intervals`, `mann-whitney`,
+    /// `ci-overlap` or `exact`.
     pub test: &'static str,
     /// Two-sided p-value of the Mann-Whitney test.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -321,6 +328,24 @@ pub fn markdown(c: &Comparison) -> String {
         c.threshold * 100.0,
         c.alpha
     );
+    let by_rounds = c
+        .cells
+        .iter()
+        .filter(|r| {
+            r.wall_median_ns
+                .as_ref()
+                .is_some_and(|m| m.test == stats::ROUND_INTERVALS)
+        })
+        .count();
+    if by_rounds > 0 {
+        let _ = writeln!(
+            s,
+            "{by_rounds} cells measured in several rounds in both runs (p column `{}`): significant when the 95% \
+             intervals of the two medians, from the variation between rounds, do not overlap; the other cells as \
+             above.\n",
+            stats::ROUND_INTERVALS
+        );
+    }
     if !c.differences.is_empty() {
         let _ = writeln!(s, "Not like for like — these differ between the runs:\n");
         for d in &c.differences {

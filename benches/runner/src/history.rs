@@ -6,9 +6,11 @@
 //!   median of the medians of the ok points since the last step (with one
 //!   such point, that point), in the ratio sense `compare` uses
 //!   (above `1 + threshold` or below `1 / (1 + threshold)`);
-//! - the change from the previous ok point of the series is significant: the
-//!   two-sided Mann-Whitney U test on the per-sample times at `alpha`
-//!   (`stats`, as in compare), or, when either run has no per-sample times, the 95%
+//! - the change from the previous ok point of the series is significant, as
+//!   in compare (`stats::wall_significance`): when both runs measured the cell
+//!   in several rounds, the two medians' between-round 95% intervals do not
+//!   overlap; otherwise the two-sided Mann-Whitney U test on the per-sample
+//!   times at `alpha`, or, when either run has no per-sample times, the 95%
 //!   intervals of the two medians do not overlap.
 //!
 //! Cells that are not ok (or absent from a run) show their status and are
@@ -61,6 +63,10 @@ pub struct Point {
     /// Mann-Whitney p-value against the previous ok point, when tested.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub p_value: Option<f64>,
+    /// The between-round intervals decided against the previous ok point
+    /// (both measured in several rounds); absent when the samples did.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub round_intervals: bool,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -186,6 +192,7 @@ fn series(key: &CellKey, runs: &[&(PathBuf, ResultsFile)], cells: &[Option<&Cell
             median_ns: None,
             step: None,
             p_value: None,
+            round_intervals: false,
         };
         let wall = cell.and_then(|c| c.measurement()).map(|m| &m.wall);
         if let Some(wall) = wall {
@@ -194,6 +201,7 @@ fn series(key: &CellKey, runs: &[&(PathBuf, ResultsFile)], cells: &[Option<&Cell
             if let Some(prev) = previous {
                 let change = stats::wall_significance(prev, wall, opts.alpha);
                 point.p_value = change.p_value;
+                point.round_intervals = change.test == stats::ROUND_INTERVALS;
                 point.step = beyond(m, median(&level), opts.threshold).filter(|_| change.significant);
                 if point.step.is_some() {
                     level.clear();
@@ -249,6 +257,14 @@ pub fn markdown(h: &History) -> String {
         h.threshold * 100.0,
         h.alpha
     );
+    if h.series.iter().flat_map(|s| &s.points).any(|p| p.round_intervals) {
+        let _ = writeln!(
+            s,
+            "Where both runs measured a cell in several rounds, the 95% intervals of the two medians, from the \
+             variation between rounds, decide instead of the samples: a change is significant when they do not \
+             overlap.\n"
+        );
+    }
     let _ = write!(s, "| adapter | scenario | bus |");
     for r in &h.runs {
         let _ = write!(s, " {} `{}` |", r.run_start, short_revision(&r.revision));

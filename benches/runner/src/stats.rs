@@ -1,6 +1,7 @@
 //! The statistics `compare` and `history` share: medians, the two-sided
-//! Mann-Whitney U test, whether two wall times differ significantly, and
-//! whether a ratio is beyond a threshold.
+//! Mann-Whitney U test, whether two wall times differ significantly (the
+//! between-round intervals for cells measured in rounds, the rank test on
+//! the samples for one-round cells), and whether a ratio is beyond a threshold.
 
 use harness::results::WallTime;
 pub use harness::stats::{median, median_of_sorted};
@@ -12,17 +13,34 @@ const RANK_TEST_MIN_SAMPLES: usize = 3;
 /// How a change of wall time was judged significant.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Significance {
-    /// `mann-whitney` or `ci-overlap`.
+    /// `round-intervals`, `mann-whitney` or `ci-overlap`.
     pub test: &'static str,
     /// Two-sided p-value of the Mann-Whitney test, when it was the test.
     pub p_value: Option<f64>,
     pub significant: bool,
 }
 
-/// The Mann-Whitney U test on the per-sample times at `alpha` when both runs
-/// have at least three samples, else "the 95% intervals of the medians do
-/// not overlap".
+/// The test that decides for cells measured in several rounds in both runs.
+pub const ROUND_INTERVALS: &str = "round-intervals";
+
+/// Rounds each run needs for the between-round intervals to decide.
+const ROUND_TEST_MIN_ROUNDS: usize = 2;
+
+/// When both runs measured the cell in at least two rounds: "the 95%
+/// intervals of the medians do not overlap", which are then the intervals of
+/// the variation between rounds (`round-intervals`): the samples of one
+/// round are not independent of each other across rounds, the round medians
+/// are. Otherwise the Mann-Whitney U test on the per-sample times at `alpha`
+/// when both runs have at least three samples, else the same overlap test on
+/// criterion's intervals (`ci-overlap`).
 pub fn wall_significance(old: &WallTime, new: &WallTime, alpha: f64) -> Significance {
+    if old.round_medians_ns.len() >= ROUND_TEST_MIN_ROUNDS && new.round_medians_ns.len() >= ROUND_TEST_MIN_ROUNDS {
+        return Significance {
+            test: ROUND_INTERVALS,
+            p_value: None,
+            significant: intervals_disjoint(old, new),
+        };
+    }
     if old.sample_ns.len() >= RANK_TEST_MIN_SAMPLES && new.sample_ns.len() >= RANK_TEST_MIN_SAMPLES {
         let p = mann_whitney_p(&old.sample_ns, &new.sample_ns);
         Significance {
@@ -31,13 +49,17 @@ pub fn wall_significance(old: &WallTime, new: &WallTime, alpha: f64) -> Signific
             significant: p < alpha,
         }
     } else {
-        let disjoint = new.median_ns.lower > old.median_ns.upper || new.median_ns.upper < old.median_ns.lower;
         Significance {
             test: "ci-overlap",
             p_value: None,
-            significant: disjoint,
+            significant: intervals_disjoint(old, new),
         }
     }
+}
+
+/// The 95% intervals of the two medians do not overlap.
+fn intervals_disjoint(old: &WallTime, new: &WallTime) -> bool {
+    new.median_ns.lower > old.median_ns.upper || new.median_ns.upper < old.median_ns.lower
 }
 
 /// Which way a ratio new/old points, when it is beyond `threshold`.
@@ -129,6 +151,35 @@ mod tests {
         let hi: Vec<f64> = (10..20).map(f64::from).collect();
         let p = mann_whitney_p(&lo, &hi);
         assert!((p - 1.83e-4).abs() < 1e-5, "{p}");
+    }
+
+    fn wall(median: f64, half: f64, rounds: &[f64], samples: &[f64]) -> WallTime {
+        let mut w = WallTime::from_samples(samples);
+        w.median_ns = harness::results::Estimate {
+            point: median,
+            lower: median - half,
+            upper: median + half,
+        };
+        w.round_medians_ns = rounds.to_vec();
+        w
+    }
+
+    #[test]
+    fn rounds_decide_by_their_intervals_and_one_round_by_the_rank_test() {
+        // Samples far apart: the rank test alone would call it significant.
+        let lo: Vec<f64> = (0..10).map(|i| 100.0 + f64::from(i)).collect();
+        let hi: Vec<f64> = lo.iter().map(|x| x + 20.0).collect();
+        let old = wall(105.0, 10.0, &[100.0, 105.0, 110.0], &lo);
+        let overlapping = wall(125.0, 15.0, &[115.0, 125.0, 135.0], &hi);
+        let s = wall_significance(&old, &overlapping, 0.05);
+        assert_eq!((s.test, s.significant, s.p_value), (ROUND_INTERVALS, false, None));
+        let apart = wall(125.0, 5.0, &[120.0, 125.0, 130.0], &hi);
+        let s = wall_significance(&old, &apart, 0.05);
+        assert_eq!((s.test, s.significant), (ROUND_INTERVALS, true));
+        // One side with one round: the samples decide.
+        let one_round = wall(125.0, 15.0, &[], &hi);
+        let s = wall_significance(&old, &one_round, 0.05);
+        assert_eq!((s.test, s.significant), ("mann-whitney", true));
     }
 
     #[test]

@@ -1,7 +1,11 @@
 //! Bencher Metric Format (<https://bencher.dev/docs/reference/bencher-metric-format/>):
 //! one benchmark per ok cell, named `<adapter>/<scenario>` (plus `@<bus>` for
 //! IPC cells), with the measures
-//! - `latency`: median ns per operation, `lower_value`/`upper_value` its 95% interval;
+//! - `latency`: median ns per operation, `lower_value`/`upper_value` its 95%
+//!   interval (`wall.median_ns`: for a cell measured in several rounds the
+//!   interval of the variation between rounds, so the interval width of
+//!   `export::width` is `(upper_value - lower_value) / value`; BMF has no
+//!   field for the rounds, the target or a cut);
 //! - `bytes-per-second`: from the median and the bytes per operation, when
 //!   the cell processes bytes (a measure of its own: Bencher's built-in
 //!   `throughput` counts operations per second);

@@ -23,6 +23,13 @@
 //!   standard error 0, as for `std_dev`;
 //! - `slope`: optional in critcmp, omitted (not kept).
 //!
+//! The median's interval is `wall.median_ns`'s, for a cell measured in
+//! several rounds the one of the variation between rounds. critcmp has no
+//! field for the interval width, the rounds, the profile's target or a cut:
+//! the width is implied by the median's `confidence_interval` (as
+//! `export::width` defines it, `(upper_bound - lower_bound) /
+//! point_estimate`), the rest is not exported.
+//!
 //! critcmp 0.1.8 reads only the mean and std_dev point estimates (it prints
 //! mean ± std_dev and ranks by the mean) and the throughput; the stand-ins
 //! above are never shown. Throughput is `{"Bytes": n}` when the cell processes

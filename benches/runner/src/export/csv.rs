@@ -1,10 +1,14 @@
 //! One row per cell, every number the results file holds, for spreadsheets.
+//! `ci_width`, `rounds`, `above_target` and `cut` are the cell's interval
+//! width facts as `export::width` defines them (`ci_width` the fraction
+//! `(upper - lower) / median`; `above_target` empty without a target).
 
 use harness::results::ResultsFile;
 
 use super::table::{status_word, ROLES};
+use super::width;
 
-const HEADER: &str = "adapter,library,version,baseline,bus,scenario,status,median_ns,median_lower_ns,median_upper_ns,mean_ns,samples,throughput_bytes,mb_per_s,allocations_per_op,bytes_allocated_per_op,instructions_per_op,bus_messages_per_op,bus_bytes_per_op";
+const HEADER: &str = "adapter,library,version,baseline,bus,scenario,status,median_ns,median_lower_ns,median_upper_ns,ci_width,rounds,above_target,mean_ns,samples,throughput_bytes,mb_per_s,allocations_per_op,bytes_allocated_per_op,instructions_per_op,bus_messages_per_op,bus_bytes_per_op";
 /// Per role of `table::ROLES`, after the columns above.
 const PROCESS_COLUMNS: [&str; 6] = [
     "cpu_ns_per_op",
@@ -34,12 +38,14 @@ pub fn render(r: &ResultsFile) -> String {
             out += &format!(",{role}_{col}");
         }
     }
-    out.push_str(",reason\n");
+    out.push_str(",reason,cut\n");
+    let target = width::target(r);
     for c in &r.cells {
         let a = r.adapters.iter().find(|a| a.id == c.adapter);
         let m = c.measurement();
         let costs = m.and_then(|m| m.costs.as_ref());
         let median = m.map(|m| m.wall.median_ns.point);
+        let w = m.map(|m| width::of(m, target));
         let mbps = m.and_then(|m| {
             median
                 .filter(|v| *v > 0.0)
@@ -56,6 +62,11 @@ pub fn render(r: &ResultsFile) -> String {
             num(median),
             num(m.map(|m| m.wall.median_ns.lower)),
             num(m.map(|m| m.wall.median_ns.upper)),
+            num(w.as_ref().and_then(|w| w.relative)),
+            w.as_ref().map_or_else(String::new, |w| w.rounds.to_string()),
+            w.as_ref()
+                .filter(|_| target.is_some())
+                .map_or_else(String::new, |w| w.above_target.to_string()),
             num(m.map(|m| m.wall.mean_ns.point)),
             m.map_or_else(String::new, |m| m.wall.samples.to_string()),
             m.map_or_else(String::new, |m| m.throughput_bytes.to_string()),
@@ -84,6 +95,8 @@ pub fn render(r: &ResultsFile) -> String {
         }
         out.push(',');
         out += &field(c.reason().unwrap_or(""));
+        out.push(',');
+        out += &field(w.as_ref().and_then(|w| w.cut).unwrap_or(""));
         out.push('\n');
     }
     out

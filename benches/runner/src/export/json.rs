@@ -1,12 +1,18 @@
 //! The matrix as JSON tables (the results file itself is the full record;
-//! this is the report view: rows, columns, medians and ratios).
+//! this is the report view: rows, columns, medians and ratios). Each timed
+//! cell has its interval width facts (`export::width`): `ci_width` (the
+//! fraction `(upper - lower) / median`, null for a cut cell), `rounds`,
+//! `above_target` (null without a target) and `cut` (null unless cut); the
+//! document has the profile's `target_width` (null without one).
 
 use harness::results::ResultsFile;
 use serde_json::{json, Value};
 
 use super::table::{self, row_label, status_word};
+use super::width;
 
 pub fn render(r: &ResultsFile) -> String {
+    let target = width::target(r);
     let tables: Vec<Value> = table::tables(r)
         .iter()
         .map(|t| {
@@ -19,12 +25,19 @@ pub fn render(r: &ResultsFile) -> String {
                     "library": row.adapter.library,
                     "version": row.adapter.version,
                     "baseline": row.adapter.baseline,
-                    "cells": row.cells.iter().map(|e| e.as_ref().map(|e| json!({
-                        "status": status_word(e.cell.status()),
-                        "median_ns": e.cell.median_ns(),
-                        "ratio_to_fastest": e.ratio,
-                        "reason": e.cell.reason(),
-                    }))).collect::<Vec<_>>(),
+                    "cells": row.cells.iter().map(|e| e.as_ref().map(|e| {
+                        let w = e.cell.measurement().map(|m| width::of(m, target));
+                        json!({
+                            "status": status_word(e.cell.status()),
+                            "median_ns": e.cell.median_ns(),
+                            "ratio_to_fastest": e.ratio,
+                            "ci_width": w.as_ref().and_then(|w| w.relative),
+                            "rounds": w.as_ref().map(|w| w.rounds),
+                            "above_target": w.as_ref().filter(|_| target.is_some()).map(|w| w.above_target),
+                            "cut": w.as_ref().and_then(|w| w.cut),
+                            "reason": e.cell.reason(),
+                        })
+                    })).collect::<Vec<_>>(),
                 })).collect::<Vec<_>>(),
             })
         })
@@ -32,6 +45,7 @@ pub fn render(r: &ResultsFile) -> String {
     let v = json!({
         "run": r.run,
         "environment": r.environment,
+        "target_width": target,
         "tables": tables,
     });
     serde_json::to_string_pretty(&v).expect("serializable") + "\n"

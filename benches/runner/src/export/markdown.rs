@@ -5,11 +5,25 @@ use std::fmt::Write;
 use harness::results::{AdapterRecord, CellStatus, Outcome, ResultsFile};
 
 use super::table::{self, duration, row_label, si, Entry, Notes};
+use super::width;
 
-fn cell_text(e: &Entry, adapter: &str, notes: &mut Notes) -> String {
+/// What the cells of a report need from the run as a whole.
+struct Context {
+    target: Option<f64>,
+    planned_rounds: Option<u32>,
+}
+
+fn cell_text(e: &Entry, adapter: &str, cx: &Context, notes: &mut Notes) -> String {
     match &e.cell.outcome {
         Outcome::Ok(m) => {
+            let w = width::of(m, cx.target);
             let mut s = duration(m.wall.median_ns.point);
+            if let Some(rel) = w.relative {
+                s += &format!(" {}", width::percent(rel));
+            }
+            if w.above_target {
+                s += width::FLAG;
+            }
             let mut extra = Vec::new();
             if let Some(r) = e.ratio {
                 extra.push(format!("{r:.2}×"));
@@ -23,6 +37,13 @@ fn cell_text(e: &Entry, adapter: &str, notes: &mut Notes) -> String {
                     format!("{f:.2}× floor [{n}]")
                 };
                 extra.push(text);
+            }
+            if let Some(r) = width::rounds_text(&w, cx.planned_rounds) {
+                extra.push(r);
+            }
+            if let Some(reason) = w.cut {
+                let n = notes.number(width::cut_note(adapter, &e.cell.scenario, reason));
+                extra.push(format!("cut [{n}]"));
             }
             if !extra.is_empty() {
                 s += &format!(" ({})", extra.join(", "));
@@ -80,6 +101,10 @@ pub fn render(r: &ResultsFile) -> String {
         let _ = writeln!(out, "Adapter binaries, code and data: {}\n", sizes.join(", "));
     }
     let mut notes = Notes::default();
+    let cx = Context {
+        target: width::target(r),
+        planned_rounds: width::planned_rounds(r),
+    };
     for t in table::tables(r) {
         match &t.group {
             table::Group::Codec => {}
@@ -102,7 +127,7 @@ pub fn render(r: &ResultsFile) -> String {
                 .iter()
                 .map(|e| {
                     e.as_ref()
-                        .map_or_else(|| "–".to_string(), |e| cell_text(e, &row.adapter.id, &mut notes))
+                        .map_or_else(|| "–".to_string(), |e| cell_text(e, &row.adapter.id, &cx, &mut notes))
                 })
                 .collect();
             library_row(row.adapter, &cells, &mut out);
@@ -119,6 +144,9 @@ pub fn render(r: &ResultsFile) -> String {
          (1.00× = fastest; the baseline is not a library and may go below 1) and, over IPC, the ratio to the raw-socket \
          floor of the same run.\n",
     );
+    if let Some(legend) = width::legend(r) {
+        let _ = writeln!(out, "\n{legend}");
+    }
     if !notes.0.is_empty() {
         out.push('\n');
         for (i, n) in notes.0.iter().enumerate() {

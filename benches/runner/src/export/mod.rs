@@ -7,6 +7,7 @@ pub mod html;
 pub mod json;
 pub mod markdown;
 pub mod table;
+pub mod width;
 
 use harness::results::ResultsFile;
 

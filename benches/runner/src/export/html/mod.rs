@@ -18,6 +18,7 @@ use harness::ipc::IpcOp;
 use harness::results::{AdapterRecord, Cell, ResultsFile};
 
 use super::table::{self, Notes};
+use super::width;
 use style::CSS;
 
 /// Text for HTML content and attribute values (also valid inside SVG).
@@ -121,6 +122,9 @@ pub fn render_counted(r: &ResultsFile) -> (String, usize) {
          IPC, the ratio to the raw-socket floor of the same run. Hover a cell for the 95% interval and allocations; \
          unsupported and failed cells carry their reason (hover, or the numbered note).</p>\n",
     );
+    if let Some(legend) = width::legend(r) {
+        let _ = writeln!(p.out, "<p class=\"explain width-legend\">{}</p>", esc(&legend));
+    }
     for t in &tables {
         p.matrix_table(t);
         p.instructions_table(t);

@@ -26,6 +26,9 @@ td.r2 { background: #f7f7e4; } td.r3 { background: #fbeedd; } td.r4 { background
 td.unsupported { color: #777; font-style: italic; text-align: center; background: #fafafa; }
 td.failed { color: #b00; font-weight: 600; text-align: center; background: #fdeeee; }
 td.none { color: #bbb; text-align: center; }
+td.num .width { color: #666; font-size: 11px; }
+td.wide .width { color: #b00; font-weight: 600; }
+td.num .cut { color: #b00; font-style: italic; }
 td.failed a, td.unsupported a { color: inherit; }
 .charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(min(100%, 560px), 1fr)); gap: 12px 24px; }
 figure { margin: 0; min-width: 0; }

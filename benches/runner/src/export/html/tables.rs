@@ -7,6 +7,7 @@ use harness::results::{AdapterRecord, Outcome};
 
 use super::{esc, label_of, num, reason, summary, Page};
 use crate::export::table::{self, duration, si, Entry, Group, Table};
+use crate::export::width;
 
 /// ": <code>bus</code>" after a heading about one table's cells.
 fn group_suffix(g: &Group) -> String {
@@ -90,6 +91,7 @@ impl Page<'_> {
         match &e.cell.outcome {
             Outcome::Ok(m) => {
                 let w = &m.wall.median_ns;
+                let width = width::of(m, width::target(self.r));
                 let mut tip = format!(
                     "median {} (95% CI {} – {}), {} samples",
                     duration(w.point),
@@ -97,6 +99,9 @@ impl Page<'_> {
                     duration(w.upper),
                     m.wall.samples
                 );
+                if width.rounds > 1 {
+                    let _ = write!(tip, ", {} rounds", width.rounds);
+                }
                 if let Some(a) = &m.alloc {
                     let _ = write!(
                         tip,
@@ -130,13 +135,30 @@ impl Page<'_> {
                     };
                     extra.push(text);
                 }
+                if let Some(r) = width::rounds_text(&width, width::planned_rounds(self.r)) {
+                    extra.push(r);
+                }
+                if let Some(reason) = width.cut {
+                    let n = self.notes.number(width::cut_note(adapter, &e.cell.scenario, reason));
+                    extra.push(format!(
+                        "<span class=\"cut\">cut</span><sup><a href=\"#note-{n}\">[{n}]</a></sup>"
+                    ));
+                }
                 let small = if extra.is_empty() {
                     String::new()
                 } else {
                     format!("<small>{}</small>", extra.join(" · "))
                 };
+                let (wide, flag) = if width.above_target {
+                    (" wide", width::FLAG)
+                } else {
+                    ("", "")
+                };
+                let ci = width.relative.map_or_else(String::new, |rel| {
+                    format!(" <span class=\"width\">{}{flag}</span>", width::percent(rel))
+                });
                 format!(
-                    "<td class=\"{class}\" title=\"{}\">{}{small}</td>",
+                    "<td class=\"{class}{wide}\" title=\"{}\">{}{ci}{small}</td>",
                     esc(&tip),
                     duration(w.point)
                 )
