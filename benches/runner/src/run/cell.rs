@@ -1,6 +1,8 @@
-//! One cell, start to end: for IPC, its server and subscribers on the bus
-//! session; the adapter's `bench`; its measurement; then what is counted
-//! after timing (IPC costs, or codec instructions with `--instructions`).
+//! One cell: what its adapter's listing decides without running ([`decided`]);
+//! one round ([`round`]): for IPC, its server and subscribers on the bus
+//! session, the adapter's `bench`, its measurement, and in the first round
+//! the IPC costs; and the finished cell ([`finish`]), with codec
+//! instructions counted once when `--instructions` asks.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -39,19 +41,6 @@ pub type Session<'s> = Result<&'s mut BusSession, String>;
 /// finished cell.
 pub fn decided(cell: &Planned, adapter: &RunAdapter, session: Option<&Session>) -> Option<Cell> {
     listed_outcome(cell, adapter, session).map(|o| to_cell(cell, o, Duration::ZERO))
-}
-
-/// One round of a cell (one `bench` of its adapter, or one cold-start
-/// series); costs are counted in the `first` round only. `Err` only for
-/// what ends the run (the scratch directory failing).
-pub fn round(
-    ctx: &CellContext,
-    cell: &Planned,
-    adapter: &RunAdapter,
-    session: Option<Session>,
-    first: bool,
-) -> Result<Outcome> {
-    measure(ctx, cell, &adapter.bin, session, first)
 }
 
 /// The finished cell from its combined outcome: instructions are counted
@@ -127,8 +116,18 @@ fn prepare_ipc(ctx: &CellContext, cell: &Planned, bin: &Path, session: &mut BusS
     Ok(Prepared::Bench(IpcSetup { transport, subscribers }))
 }
 
-/// The adapter's `bench` (after the IPC setup, if on a bus), then the costs of an IPC cell.
-fn measure(ctx: &CellContext, cell: &Planned, bin: &Path, session: Option<Session>, first: bool) -> Result<Outcome> {
+/// One round of a cell: the adapter's `bench` (after the IPC setup, if on a
+/// bus; or one cold-start series), then, in the `first` round only, the
+/// costs of an IPC cell. `Err` only for what ends the run (the scratch
+/// directory failing).
+pub fn round(
+    ctx: &CellContext,
+    cell: &Planned,
+    adapter: &RunAdapter,
+    session: Option<Session>,
+    first: bool,
+) -> Result<Outcome> {
+    let bin = adapter.bin.as_path();
     let mut session = match session {
         None => None,
         Some(Err(reason)) => return Ok(Outcome::Failed { reason }),
