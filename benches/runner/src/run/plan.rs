@@ -156,3 +156,27 @@ fn check_writable(dir: &Path) -> Result<()> {
     let _ = std::fs::remove_file(probe);
     Ok(())
 }
+
+/// Puts the cells in the order of the plan's selection: cells without a bus
+/// first, then bus by bus; within, scenario by scenario, adapters in matrix
+/// order. Workers and rounds finish cells in another order; readers (the
+/// reports' columns and rows) follow the file's.
+pub fn sort_cells(results: &mut ResultsFile) {
+    let Some(plan) = &results.plan else { return };
+    let index = |list: &[String], id: &str| list.iter().position(|x| x == id).unwrap_or(usize::MAX);
+    let sel = &plan.resolved;
+    let key = |c: &harness::results::Cell| {
+        let bus = c
+            .bus
+            .as_deref()
+            .map_or(0, |b| 1 + index(&sel.buses, b).min(usize::MAX - 1));
+        (
+            bus,
+            index(&sel.scenarios, &c.scenario),
+            index(&sel.adapters, &c.adapter),
+        )
+    };
+    let mut cells = std::mem::take(&mut results.cells);
+    cells.sort_by_key(|c| key(c));
+    results.cells = cells;
+}
