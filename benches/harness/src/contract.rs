@@ -348,13 +348,13 @@ enum Raw {
         /// Criterion's working directory (a fresh temporary one by default).
         #[arg(long)]
         criterion_dir: Option<PathBuf>,
-        #[arg(long, default_value_t = CriterionSettings::default().sample_size)]
+        #[arg(long, default_value_t = CriterionSettings::default().sample_size, value_parser = at_least_one)]
         sample_size: usize,
         /// Seconds.
-        #[arg(long, default_value_t = CriterionSettings::default().warm_up)]
+        #[arg(long, default_value_t = CriterionSettings::default().warm_up, value_parser = positive_seconds)]
         warm_up: f64,
         /// Seconds.
-        #[arg(long, default_value_t = CriterionSettings::default().measurement)]
+        #[arg(long, default_value_t = CriterionSettings::default().measurement, value_parser = positive_seconds)]
         measurement: f64,
         /// Bootstrap resamples for criterion's confidence intervals.
         #[arg(long, default_value_t = CriterionSettings::default().nresamples)]
@@ -362,7 +362,7 @@ enum Raw {
         #[arg(long, value_enum, default_value_t = Timer::Criterion)]
         timer: Timer,
         /// Seconds: an operation slower than this is timed once (the cell says it was cut).
-        #[arg(long)]
+        #[arg(long, value_parser = positive_seconds)]
         budget: Option<f64>,
         #[command(flatten)]
         transport: TransportArgs,
@@ -407,6 +407,24 @@ enum Raw {
         #[command(flatten)]
         transport: TransportArgs,
     },
+}
+
+/// A number of seconds above 0 that a `Duration` holds (bad input is a
+/// usage error, exit 2, never a panic further on).
+fn positive_seconds(text: &str) -> Result<f64, String> {
+    let v: f64 = text.parse().map_err(|e| format!("{e}"))?;
+    match std::time::Duration::try_from_secs_f64(v) {
+        Ok(d) if !d.is_zero() => Ok(v),
+        _ => Err(format!("{v} is not a number of seconds above 0")),
+    }
+}
+
+fn at_least_one(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(n) if n >= 1 => Ok(n),
+        Ok(_) => Err("at least 1".into()),
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 impl Raw {

@@ -145,16 +145,7 @@ pub fn history(runs: &[(PathBuf, ResultsFile)], opts: &HistoryOptions) -> anyhow
     ordered.sort_by(|(_, a), (_, b)| {
         (&a.run.started_at, &a.run.finished_at).cmp(&(&b.run.started_at, &b.run.finished_at))
     });
-    let indexed: Vec<BTreeMap<CellKey, &Cell>> = ordered
-        .iter()
-        .map(|(_, r)| {
-            r.cells
-                .iter()
-                .filter(|c| opts.cells.wants(c))
-                .map(|c| (c.key(), c))
-                .collect()
-        })
-        .collect();
+    let indexed: Vec<BTreeMap<CellKey, &Cell>> = ordered.iter().map(|(_, r)| opts.cells.index(r)).collect();
     let keys: BTreeSet<&CellKey> = indexed.iter().flat_map(|m| m.keys()).collect();
     let series = keys
         .into_iter()

@@ -1,7 +1,9 @@
 //! Which cells a reading command looks at (`--adapters`, `--scenarios`,
 //! `--buses`), shared by `history` and `spread`.
 
-use harness::results::Cell;
+use std::collections::BTreeMap;
+
+use harness::results::{Cell, CellKey, ResultsFile};
 
 #[derive(Clone, Debug, Default)]
 pub struct CellSelection {
@@ -14,6 +16,11 @@ pub struct CellSelection {
 }
 
 impl CellSelection {
+    /// The selected cells of a results file, by key.
+    pub fn index<'r>(&self, r: &'r ResultsFile) -> BTreeMap<CellKey, &'r Cell> {
+        r.cells.iter().filter(|c| self.wants(c)).map(|c| (c.key(), c)).collect()
+    }
+
     pub fn wants(&self, c: &Cell) -> bool {
         (self.adapters.is_empty() || self.adapters.contains(&c.adapter))
             && (self.scenarios.is_empty() || self.scenarios.contains(&c.scenario))

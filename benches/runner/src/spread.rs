@@ -169,16 +169,7 @@ pub fn spread(runs: &[(PathBuf, ResultsFile)], opts: &SpreadOptions) -> anyhow::
         .check_names(runs.iter().flat_map(|(_, r)| &r.cells), "any results file")?;
     let (target, target_source) = target(runs, opts.target);
     let names: Vec<String> = runs.iter().map(|(p, _)| p.display().to_string()).collect();
-    let indexed: Vec<BTreeMap<CellKey, &Cell>> = runs
-        .iter()
-        .map(|(_, r)| {
-            r.cells
-                .iter()
-                .filter(|c| opts.cells.wants(c))
-                .map(|c| (c.key(), c))
-                .collect()
-        })
-        .collect();
+    let indexed: Vec<BTreeMap<CellKey, &Cell>> = runs.iter().map(|(_, r)| opts.cells.index(r)).collect();
     let keys: BTreeSet<&CellKey> = indexed.iter().flat_map(|m| m.keys()).collect();
     let mut cells = Vec::new();
     let mut set_apart = Vec::new();

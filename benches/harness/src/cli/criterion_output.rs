@@ -30,6 +30,7 @@ impl TryFrom<&CriterionSettings> for Settings {
                 .filter(|d| !d.is_zero())
                 .with_context(|| format!("--{name}={v}: not a number of seconds above 0"))
         };
+        anyhow::ensure!(s.sample_size >= 1, "--sample-size=0: a round needs at least one sample");
         Ok(Settings {
             sample_size: s.sample_size,
             warm_up: seconds("warm-up", s.warm_up)?,

@@ -127,7 +127,7 @@ fn measure(
     op();
     let first = start.elapsed();
     let (wall, alloc) = if first > settings.measurement {
-        let alloc = count_allocations(op, 1);
+        let alloc = count_allocations(op, 1, false); // warmed up by `first`
         let wall = time_single_operations(op, settings.measurement);
         notes.push(format!(
             "slow operation ({:.2} s): timed as {} single operations, not by criterion",
@@ -136,7 +136,7 @@ fn measure(
         ));
         (wall, Some(alloc))
     } else {
-        let alloc = count_allocations(op, 16);
+        let alloc = count_allocations(op, 16, true);
         let wall = match settings.timer {
             Timer::Criterion => time_with_criterion(op, adapter_id, scenario, settings, dir)?,
             Timer::Direct => time_directly(op, first, settings),
@@ -198,10 +198,13 @@ fn time_directly(op: &mut dyn FnMut(), first: Duration, settings: &Settings) -> 
     }
 }
 
-/// Allocations per operation over `ops` operations after one warm-up, with
-/// the counter on only here: no timed operation runs with it.
-fn count_allocations(op: &mut dyn FnMut(), ops: u64) -> AllocCost {
-    op(); // first-call effects (lazy statics, buffer growth) are not per-op costs
+/// Allocations per operation over `ops` operations (after one warm-up
+/// operation if `warm_up`), with the counter on only here: no timed
+/// operation runs with it.
+fn count_allocations(op: &mut dyn FnMut(), ops: u64, warm_up: bool) -> AllocCost {
+    if warm_up {
+        op(); // first-call effects (lazy statics, buffer growth) are not per-op costs
+    }
     let ((), (allocations, bytes)) = alloc::count(|| {
         for _ in 0..ops {
             op();

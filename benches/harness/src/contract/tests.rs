@@ -136,3 +136,28 @@ fn an_incomplete_or_missing_transport_is_a_usage_error() {
 fn the_unsupported_line_gives_its_reason_back() {
     assert_eq!(unsupported_reason(&unsupported_line("no transport")), "no transport");
 }
+
+#[test]
+fn bench_numbers_out_of_range_are_usage_errors_not_panics() {
+    let bench = |extra: &str| -> Vec<OsString> {
+        vec![
+            "bench".into(),
+            "--scenario=marshal/mixed".into(),
+            "--result=/tmp/r".into(),
+            extra.into(),
+        ]
+    };
+    for bad in [
+        "--sample-size=0",
+        "--warm-up=-1",
+        "--warm-up=nan",
+        "--measurement=0",
+        "--measurement=1e300",
+        "--budget=inf",
+        "--budget=-0.5",
+    ] {
+        let e = parse(bench(bad)).unwrap_err();
+        assert_eq!(e.exit_code(), 2, "{bad}: {e}");
+    }
+    assert!(parse(bench("--budget=0.5")).is_ok());
+}
