@@ -166,7 +166,7 @@ pub fn run(mut opts: RunOptions, interrupted: Arc<AtomicBool>) -> Result<RunSumm
     let was_interrupted = schedule::run(&shared, schedule::groups(plan))?;
     let mut results = results.into_inner().expect("results");
     bar.finish_and_clear();
-    plan::sort_cells(&mut results);
+    plan::sort_in_plan_order(&mut results);
     set_floor_ratios(&mut results);
     results.run.complete = !was_interrupted;
     results.run.finished_at = Some(environment::now_rfc3339());

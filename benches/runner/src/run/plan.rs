@@ -157,14 +157,16 @@ fn check_writable(dir: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Puts the cells in the order of the plan's selection: cells without a bus
-/// first, then bus by bus; within, scenario by scenario, adapters in matrix
-/// order. Workers and rounds finish cells in another order; readers (the
-/// reports' columns and rows) follow the file's.
-pub fn sort_cells(results: &mut ResultsFile) {
+/// Puts the buses and cells in the order of the plan's selection: buses in
+/// matrix order; cells without a bus first, then bus by bus; within, scenario
+/// by scenario, adapters in matrix order. Workers and rounds start buses and
+/// finish cells in another order; readers (the reports' columns and rows)
+/// follow the file's.
+pub fn sort_in_plan_order(results: &mut ResultsFile) {
     let Some(plan) = &results.plan else { return };
     let index = |list: &[String], id: &str| list.iter().position(|x| x == id).unwrap_or(usize::MAX);
     let sel = &plan.resolved;
+    results.buses.sort_by_key(|b| index(&sel.buses, &b.id));
     let key = |c: &harness::results::Cell| {
         let bus = c
             .bus
