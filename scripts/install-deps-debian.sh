@@ -11,7 +11,7 @@
 set -euo pipefail
 what=${1:-all}
 
-apt_packages=(dbus-daemon dbus-broker libdbus-1-dev pkg-config util-linux)
+apt_packages=(dbus-daemon dbus-broker libdbus-1-dev libglib2.0-dev libsystemd-dev pkg-config util-linux)
 [ "$what" = all ] && apt_packages+=(valgrind nix-bin git chromium libglib2.0-bin systemd dbus-bin)
 
 missing=()
