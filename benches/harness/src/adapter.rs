@@ -17,6 +17,11 @@ pub struct AdapterInfo {
     /// The crate being measured, e.g. `zbus`.
     pub library: &'static str,
     pub version: &'static str,
+    /// How the adapter drives the library: the executor and its threads, or
+    /// that calls block on the calling thread (e.g. `tokio 1.x multi-thread
+    /// runtime, 2 worker threads`). Recorded with the results and shown in
+    /// the reports: the runtime is a variable of async libraries' figures.
+    pub runtime: &'static str,
 }
 
 pub trait Codec {

@@ -32,29 +32,45 @@ pub use scenario::Shape;
 /// Defines `main` for an adapter binary and installs the counting allocator.
 ///
 /// ```ignore
-/// harness::adapter_main!(id: "zbus-6", library: "zbus", codec: MyCodec::new(), ipc: MyIpc::new());
+/// harness::adapter_main!(
+///     id: "zbus-6",
+///     library: "zbus",
+///     runtime: "zbus::block_on on zbus' own runtime",
+///     codec: MyCodec::new(),
+///     ipc: MyIpc::new()
+/// );
 /// ```
 /// `version` defaults to `DBUS_MATRIX_LIBRARY_VERSION`, set by the adapter's
-/// build script through `lockfile::emit_library_version`. An adapter without
-/// a transport passes `ipc: harness::ipc::NoTransport("why")`.
+/// build script through `lockfile::emit_library_version`. `runtime` says how
+/// the adapter drives the library (executor and thread count, or blocking
+/// calls on the calling thread). An adapter without a transport passes
+/// `ipc: harness::ipc::NoTransport("why")`.
 #[macro_export]
 macro_rules! adapter_main {
-    (id: $id:literal, library: $lib:literal, codec: $codec:expr, ipc: $ipc:expr) => {
+    (id: $id:literal, library: $lib:literal, runtime: $rt:expr, codec: $codec:expr, ipc: $ipc:expr) => {
         $crate::adapter_main!(
             id: $id,
             library: $lib,
             version: env!("DBUS_MATRIX_LIBRARY_VERSION"),
+            runtime: $rt,
             codec: $codec,
             ipc: $ipc
         );
     };
-    (id: $id:literal, library: $lib:literal, version: $ver:expr, codec: $codec:expr, ipc: $ipc:expr) => {
+    (
+        id: $id:literal,
+        library: $lib:literal,
+        version: $ver:expr,
+        runtime: $rt:expr,
+        codec: $codec:expr,
+        ipc: $ipc:expr
+    ) => {
         #[global_allocator]
         static ALLOCATOR: $crate::alloc::CountingAllocator = $crate::alloc::CountingAllocator;
 
         fn main() -> std::process::ExitCode {
             $crate::cli::main(
-                $crate::adapter::AdapterInfo { id: $id, library: $lib, version: $ver },
+                $crate::adapter::AdapterInfo { id: $id, library: $lib, version: $ver, runtime: $rt },
                 || $codec,
                 || $ipc,
             )

@@ -12,6 +12,7 @@ use harness::{Codec, Digest, Shape};
 harness::adapter_main!(
     id: "dbus-0.9",
     library: "dbus",
+    runtime: "blocking: libdbus on the calling thread",
     codec: DbusRs,
     ipc: ipc::DbusIpc
 );

@@ -24,6 +24,7 @@ mod ipc;
 harness::adapter_main!(
     id: "dbus-bytestream-0.1",
     library: "dbus-bytestream",
+    runtime: "blocking: the calling thread",
     codec: Bytestream,
     ipc: ipc::BytestreamIpc
 );

@@ -14,6 +14,7 @@ use harness::{Codec, Digest, Shape};
 harness::adapter_main!(
     id: "dbus-message-parser-4",
     library: "dbus-message-parser",
+    runtime: "none: codec only, no transport",
     codec: Parser,
     ipc: harness::ipc::NoTransport("dbus-message-parser has no transport: it only encodes and decodes messages")
 );

@@ -10,6 +10,7 @@ harness::adapter_main!(
     id: "raw",
     library: "raw",
     version: env!("CARGO_PKG_VERSION"),
+    runtime: "blocking: the calling thread",
     codec: Raw,
     // Over IPC the baseline measures only the raw-socket floor (the harness runs it).
     ipc: harness::ipc::NoTransport("raw is a baseline: over IPC it measures only baseline/raw-socket")

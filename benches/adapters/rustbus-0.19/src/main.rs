@@ -29,6 +29,7 @@ mod ipc;
 harness::adapter_main!(
     id: "rustbus-0.19",
     library: "rustbus",
+    runtime: "blocking: the calling thread",
     codec: Rustbus,
     ipc: ipc::RustbusIpc
 );

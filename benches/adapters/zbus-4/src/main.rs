@@ -23,6 +23,7 @@ mod ipc;
 harness::adapter_main!(
     id: "zbus-4",
     library: "zbus",
+    runtime: "zbus::blocking over async_io::block_on; one internal executor thread per connection (async-io)",
     codec: Zbus::new().expect("building the signal header"),
     ipc: ipc::ZbusIpc
 );

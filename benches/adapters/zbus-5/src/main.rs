@@ -18,7 +18,13 @@ use zbus::zvariant::{self, as_value, DynamicDeserialize, DynamicType, Endian, Si
 
 mod ipc;
 
-harness::adapter_main!(id: "zbus-5", library: "zbus", codec: Zbus, ipc: ipc::ZbusIpc);
+harness::adapter_main!(
+    id: "zbus-5",
+    library: "zbus",
+    runtime: "zbus::blocking over async_io::block_on; one internal executor thread per connection (async-io)",
+    codec: Zbus,
+    ipc: ipc::ZbusIpc
+);
 
 struct Zbus;
 

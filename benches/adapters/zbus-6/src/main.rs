@@ -19,7 +19,13 @@ use zbus::Type;
 
 mod ipc;
 
-harness::adapter_main!(id: "zbus-6", library: "zbus", codec: Zbus, ipc: ipc::ZbusIpc);
+harness::adapter_main!(
+    id: "zbus-6",
+    library: "zbus",
+    runtime: "zbus::block_on: zbus' own runtime (zruntime) on the calling thread during a call, on a helper thread in between",
+    codec: Zbus,
+    ipc: ipc::ZbusIpc
+);
 
 struct Zbus;
 

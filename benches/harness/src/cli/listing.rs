@@ -13,6 +13,9 @@ pub struct Listing {
     pub id: String,
     pub library: String,
     pub version: String,
+    /// [`AdapterInfo::runtime`]; empty from an adapter that does not say.
+    #[serde(default)]
+    pub runtime: String,
     pub scenarios: Vec<ScenarioSupport>,
 }
 
@@ -88,6 +91,7 @@ pub(super) fn print<C: Codec, I: Ipc>(info: &AdapterInfo, codec: &C, ipc: &I) ->
         id: info.id.into(),
         library: info.library.into(),
         version: info.version.into(),
+        runtime: info.runtime.into(),
         scenarios: scenario::all().map(|s| support(info, codec, ipc, s)).collect(),
     };
     println!("{}", serde_json::to_string_pretty(&listing)?);

@@ -268,6 +268,7 @@ fn main() -> ExitCode {
             id,
             library: "fault",
             version: "0.0.0",
+            runtime: "blocking: the calling thread",
         },
         move || Faulty { fault, calls: 0 },
         || RawIpc,
