@@ -9,7 +9,14 @@ mod ipc;
 
 // A library without a transport passes `ipc: harness::ipc::NoTransport("why")`
 // and has no ipc.rs (see benches/adapters/raw and dbus-message-parser-4).
-harness::adapter_main!(id: "mylib-1", library: "mylib", codec: MyLib, ipc: ipc::MyLibIpc);
+harness::adapter_main!(
+    id: "mylib-1",
+    library: "mylib",
+    // How the adapter drives the library: executor and threads, or blocking calls.
+    runtime: "blocking: the calling thread",
+    codec: MyLib,
+    ipc: ipc::MyLibIpc
+);
 
 struct MyLib;
 
