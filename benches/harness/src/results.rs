@@ -384,6 +384,10 @@ pub struct AdapterRecord {
     /// The adapter binary's code and data (ELF PT_LOAD segments), without debug info.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub loaded_bytes: Option<u64>,
+    /// How the adapter drives its library (executor and threads, or blocking
+    /// calls): the adapter's `runtime`, from its listing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runtime: Option<String>,
     /// What building this adapter adds to a build (`dbus-matrix build-times --into`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub build: Option<BuildRecord>,

@@ -49,6 +49,7 @@ fn record(id: &str, library: &str, version: &str) -> AdapterRecord {
         version: version.into(),
         baseline: id == "raw",
         loaded_bytes: Some(1_000_000),
+        runtime: None,
         build: None,
     }
 }

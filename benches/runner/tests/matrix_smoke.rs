@@ -66,6 +66,10 @@ fn smoke_run_covers_every_cell_and_reports() {
             .find(|x| x.id == id)
             .unwrap_or_else(|| panic!("adapter {id} missing"));
         assert!(!rec.version.is_empty());
+        assert!(
+            rec.runtime.as_deref().is_some_and(|rt| !rt.is_empty()),
+            "{id}: no runtime recorded"
+        );
         // Code and data only: every adapter links at least its library and criterion.
         assert!(
             rec.loaded_bytes.is_some_and(|n| n > 500_000),

@@ -8,7 +8,7 @@
 use harness::results::ResultsFile;
 use serde_json::{json, Value};
 
-use super::table::{self, row_label, status_word};
+use super::table::{self, status_word};
 use super::width;
 
 pub fn render(r: &ResultsFile) -> String {
@@ -21,10 +21,11 @@ pub fn render(r: &ResultsFile) -> String {
                 "columns": t.columns,
                 "rows": t.rows.iter().map(|row| json!({
                     "adapter": row.adapter.id,
-                    "label": row_label(row.adapter),
+                    "label": table::label(r, row.adapter),
                     "library": row.adapter.library,
                     "version": row.adapter.version,
                     "baseline": row.adapter.baseline,
+                    "runtime": row.adapter.runtime,
                     "cells": row.cells.iter().map(|e| e.as_ref().map(|e| {
                         let w = e.cell.measurement().map(|m| width::of(m, target));
                         json!({

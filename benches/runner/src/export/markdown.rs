@@ -4,7 +4,7 @@ use std::fmt::Write;
 
 use harness::results::{AdapterRecord, CellStatus, Outcome, ResultsFile};
 
-use super::table::{self, duration, row_label, si, Entry, Notes};
+use super::table::{self, duration, si, Entry, Notes};
 use super::width;
 
 /// What the cells of a report need from the run as a whole.
@@ -91,7 +91,7 @@ pub fn render(r: &ResultsFile) -> String {
             let build = a.build.as_ref().map(|b| format!(" (build {})", table::build_time(b)));
             format!(
                 "{}{}{}",
-                row_label(a),
+                table::label(r, a),
                 size.unwrap_or_default(),
                 build.unwrap_or_default()
             )
@@ -100,6 +100,7 @@ pub fn render(r: &ResultsFile) -> String {
     if !sizes.is_empty() {
         let _ = writeln!(out, "Adapter binaries, code and data: {}\n", sizes.join(", "));
     }
+    runtimes(r, &mut out);
     let mut notes = Notes::default();
     let cx = Context {
         target: width::target(r),
@@ -130,13 +131,13 @@ pub fn render(r: &ResultsFile) -> String {
                         .map_or_else(|| "–".to_string(), |e| cell_text(e, &row.adapter.id, &cx, &mut notes))
                 })
                 .collect();
-            library_row(row.adapter, &cells, &mut out);
+            library_row(r, row.adapter, &cells, &mut out);
         }
         out.push('\n');
         if matches!(t.group, table::Group::Codec) {
-            instructions_table(&t, &mut out);
+            instructions_table(r, &t, &mut out);
         }
-        cost_tables(&t, &mut out);
+        cost_tables(r, &t, &mut out);
     }
     bus_vs_bus(r, &mut out);
     out.push_str(
@@ -156,19 +157,37 @@ pub fn render(r: &ResultsFile) -> String {
     out
 }
 
+/// How each adapter drives its library, when the file says (older files do not).
+fn runtimes(r: &ResultsFile, out: &mut String) {
+    let with: Vec<_> = r.adapters.iter().filter(|a| a.runtime.is_some()).collect();
+    if with.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "| adapter | runtime |\n|---|---|");
+    for a in with {
+        let _ = writeln!(
+            out,
+            "| {} | {} |",
+            table::label(r, a),
+            a.runtime.as_deref().unwrap_or("")
+        );
+    }
+    out.push('\n');
+}
+
 /// The head of a table with a row per library and a column per scenario of `t`.
 fn library_table_head(t: &table::Table, out: &mut String) {
     let _ = writeln!(out, "| library | {} |", t.columns.join(" | "));
     let _ = writeln!(out, "|---|{}", "---:|".repeat(t.columns.len()));
 }
 
-fn library_row(adapter: &AdapterRecord, cells: &[String], out: &mut String) {
-    let _ = writeln!(out, "| {} | {} |", row_label(adapter), cells.join(" | "));
+fn library_row(r: &ResultsFile, adapter: &AdapterRecord, cells: &[String], out: &mut String) {
+    let _ = writeln!(out, "| {} | {} |", table::label(r, adapter), cells.join(" | "));
 }
 
 /// Instructions per operation (`run --instructions`), with the ratio to the
 /// fewest in the column; only when some cell has them.
-fn instructions_table(t: &table::Table, out: &mut String) {
+fn instructions_table(r: &ResultsFile, t: &table::Table, out: &mut String) {
     if !table::has_instructions(t) {
         return;
     }
@@ -186,14 +205,14 @@ fn instructions_table(t: &table::Table, out: &mut String) {
                 (None, _) => "–".into(),
             })
             .collect();
-        library_row(row.adapter, &cells, out);
+        library_row(r, row.adapter, &cells, out);
     }
     out.push('\n');
 }
 
 /// The costs of IPC cells (`Measurement::costs`), one table per figure;
 /// only figures some cell of the table has.
-fn cost_tables(t: &table::Table, out: &mut String) {
+fn cost_tables(r: &ResultsFile, t: &table::Table, out: &mut String) {
     for f in &table::COST_FIGURES {
         let texts: Vec<Vec<Option<String>>> = t
             .rows
@@ -217,7 +236,7 @@ fn cost_tables(t: &table::Table, out: &mut String) {
         library_table_head(t, out);
         for (row, texts) in t.rows.iter().zip(texts) {
             let cells: Vec<String> = texts.into_iter().map(|s| s.unwrap_or_else(|| "–".into())).collect();
-            library_row(row.adapter, &cells, out);
+            library_row(r, row.adapter, &cells, out);
         }
         out.push('\n');
     }
@@ -245,7 +264,7 @@ fn bus_vs_bus(r: &ResultsFile, out: &mut String) {
         if !cells.iter().any(|c| c.status() == CellStatus::Ok) {
             continue;
         }
-        let _ = writeln!(out, "### bus vs bus: {}\n", row_label(a));
+        let _ = writeln!(out, "### bus vs bus: {}\n", table::label(r, a));
         let _ = writeln!(out, "| scenario | {} |", buses.join(" | "));
         let _ = writeln!(out, "|---|{}", "---:|".repeat(buses.len()));
         let mut scenarios: Vec<&str> = Vec::new();

@@ -245,6 +245,17 @@ pub fn tables(r: &ResultsFile) -> Vec<Table<'_>> {
         .collect()
 }
 
+/// Library and version, or with the adapter id too when another adapter of
+/// the run has the same library and version (zbus-6 and zbus-6-tokio).
+pub fn label(r: &ResultsFile, a: &AdapterRecord) -> String {
+    let label = row_label(a);
+    if r.adapters.iter().any(|b| b.id != a.id && row_label(b) == label) {
+        format!("{label} ({})", a.id)
+    } else {
+        label
+    }
+}
+
 pub fn row_label(a: &AdapterRecord) -> String {
     if a.baseline {
         format!("{} (baseline)", a.library)

@@ -45,6 +45,11 @@ pub fn describe_all(
                     .map_or_else(|_| "unknown".into(), |d| d.listing.version.clone()),
                 baseline: a.baseline,
                 loaded_bytes: binsize::loaded_bytes(&bin).ok(),
+                runtime: d
+                    .as_ref()
+                    .ok()
+                    .map(|d| d.listing.runtime.clone())
+                    .filter(|r| !r.is_empty()),
                 build: None,
             });
         }

@@ -6,7 +6,7 @@ use harness::ipc::IpcOp;
 use harness::results::{AdapterRecord, Cell, CellStatus, ResultsFile};
 
 use super::svg::{bar_chart, line_chart, Bar, BarGroup, BarValue, Line, Metric};
-use super::{ipc_op, label_of, reason, summary, Page};
+use super::{ipc_op, reason, summary, Page};
 use crate::export::table::{self, Group, Table};
 
 /// Per library (Tableau 10, the yellow darkened for lines on white).
@@ -54,7 +54,7 @@ impl Page<'_> {
                 .rows
                 .iter()
                 .map(|row| BarGroup {
-                    label: label_of(self.r, row.adapter),
+                    label: table::label(self.r, row.adapter),
                     bars: vec![Bar {
                         colour: colour_of(self.r, &row.adapter.id),
                         value: bar_value(row.cells[i].as_ref().map(|e| e.cell)),
@@ -105,7 +105,7 @@ impl Page<'_> {
                 .iter()
                 .filter(|a| r.cells.iter().any(|c| c.adapter == a.id && c.bus.is_some()))
                 .map(|a| BarGroup {
-                    label: label_of(r, a),
+                    label: table::label(r, a),
                     bars: buses
                         .iter()
                         .enumerate()
@@ -200,7 +200,7 @@ impl Page<'_> {
                 }
                 pts.sort_by_key(|p| p.0);
                 lines.push(Line {
-                    label: label_of(r, a),
+                    label: table::label(r, a),
                     colour: colour_of(r, &a.id),
                     dashed: false,
                     points: pts,

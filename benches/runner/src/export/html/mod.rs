@@ -15,7 +15,7 @@ mod tables;
 use std::fmt::Write;
 
 use harness::ipc::IpcOp;
-use harness::results::{AdapterRecord, Cell, ResultsFile};
+use harness::results::{Cell, ResultsFile};
 
 use super::table::{self, Notes};
 use super::width;
@@ -62,17 +62,6 @@ struct Page<'a> {
     out: String,
     notes: Notes,
     charts: usize,
-}
-
-/// Library and version, or with the adapter id too when another adapter
-/// of the run has the same library and version.
-fn label_of(r: &ResultsFile, a: &AdapterRecord) -> String {
-    let label = table::row_label(a);
-    if r.adapters.iter().any(|b| b.id != a.id && table::row_label(b) == label) {
-        format!("{label} ({})", a.id)
-    } else {
-        label
-    }
 }
 
 fn reason(c: &Cell) -> &str {
@@ -211,9 +200,14 @@ impl Page<'_> {
                 .as_ref()
                 .map(|b| format!(" <small>· build {}</small>", esc(&table::build_time(b))))
                 .unwrap_or_default();
+            let runtime = a
+                .runtime
+                .as_deref()
+                .map(|rt| format!(" <small>· runtime: {}</small>", esc(rt)))
+                .unwrap_or_default();
             let _ = writeln!(
                 self.out,
-                "<dt><code>{}</code></dt><dd>{} {}{}{size}{build}</dd>",
+                "<dt><code>{}</code></dt><dd>{} {}{}{size}{build}{runtime}</dd>",
                 esc(&a.id),
                 esc(&a.library),
                 esc(&a.version),

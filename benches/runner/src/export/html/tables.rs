@@ -5,7 +5,7 @@ use std::fmt::Write;
 
 use harness::results::{AdapterRecord, Outcome};
 
-use super::{esc, label_of, num, reason, summary, Page};
+use super::{esc, num, reason, summary, Page};
 use crate::export::table::{self, duration, si, Entry, Group, Table};
 use crate::export::width;
 
@@ -73,7 +73,7 @@ impl Page<'_> {
         } else {
             a.version.clone()
         };
-        if label_of(self.r, a) != table::row_label(a) {
+        if table::label(self.r, a) != table::row_label(a) {
             sub = format!("{sub} · {}", a.id);
         }
         let _ = write!(
