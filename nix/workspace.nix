@@ -18,11 +18,14 @@ let
     pname = "dbus-matrix-workspace";
     inherit (runnerToml.package) version;
     strictDeps = true;
-    # The dbus-0.9 adapter links the system libdbus-1: libdbus-sys's build
-    # script asks pkg-config for dbus-1.pc (dbus's dev output). Needed by the
-    # shared dependency build too, since that is where libdbus-sys is built.
+    # System libraries the adapters link, found by their -sys crates' build
+    # scripts through pkg-config: dbus-1.pc (dbus-0.9, dbus-tokio: libdbus-sys),
+    # gio-2.0.pc and friends (gio-0.22: glib-sys, gio-sys), libsystemd.pc
+    # (systemd-0.11: libsystemd-sys); each in its package's dev output. Needed
+    # by the shared dependency build too, since that is where the -sys crates
+    # are built.
     nativeBuildInputs = [ pkgs.pkg-config ];
-    buildInputs = [ pkgs.dbus.dev ];
+    buildInputs = [ pkgs.dbus.dev pkgs.glib.dev pkgs.systemd.dev ];
   };
 
   workspace = {
