@@ -22,6 +22,7 @@ mod build_times;
 mod cmd;
 mod compare;
 mod costs;
+mod coverage;
 mod environment;
 mod exec;
 mod export;

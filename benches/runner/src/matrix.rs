@@ -18,6 +18,10 @@ pub struct Matrix {
     pub scenarios: Vec<ScenarioEntry>,
     #[serde(rename = "bus", default)]
     pub buses: Vec<BusEntry>,
+    /// Libraries people compare that the matrix cannot build: rows of the
+    /// coverage table with the reason (`list --format markdown`).
+    #[serde(rename = "unavailable", default)]
+    pub unavailable: Vec<UnavailableEntry>,
     pub profile: BTreeMap<String, Profile>,
     /// Where the file was read from (set after parsing).
     #[serde(skip)]
@@ -38,6 +42,18 @@ pub struct AdapterEntry {
     pub library: String,
     #[serde(default)]
     pub baseline: bool,
+}
+
+/// A library without an adapter, and why (not published, does not build
+/// with the pinned toolchain, ...).
+#[derive(Debug, Deserialize, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct UnavailableEntry {
+    pub library: String,
+    /// The version people would compare, when there is one.
+    #[serde(default)]
+    pub version: Option<String>,
+    pub reason: String,
 }
 
 #[derive(Debug, Deserialize, Clone)]

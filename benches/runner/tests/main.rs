@@ -10,6 +10,7 @@ mod bus_faults;
 mod cleanup;
 mod closed_stdout;
 mod compare;
+mod coverage;
 mod critcmp_export;
 mod faults;
 mod floor_notes;

@@ -6,31 +6,70 @@ use anyhow::Result;
 
 use super::Context;
 use crate::adapters::{self, Described};
+use crate::coverage;
 use crate::matrix::Matrix;
 use crate::output::outln;
 use crate::scratch::Scratch;
 
-pub fn exec(ctx: &Context) -> Result<ExitCode> {
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// text: adapters, scenarios, profiles; markdown: the coverage table
+    /// (the README's, generated from here).
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum Format {
+    Text,
+    Markdown,
+}
+
+pub fn exec(args: Args, ctx: &Context) -> Result<ExitCode> {
     let m = ctx.load_matrix()?;
     let bin_dir = ctx.bin_dir()?;
     let scratch = Scratch::new("list")?;
     for a in &m.adapters {
         adapters::refuse_runner(&bin_dir, a)?;
     }
-    outln!("adapters ({}):", m.path.display())?;
     let mut mismatches = Vec::new();
-    for a in &m.adapters {
-        let desc = adapters::binary(&bin_dir, a)
-            .and_then(|bin| {
-                let d = adapters::describe(&bin, scratch.path(), ctx.interrupted())?;
-                if let Err(e) = adapters::check_identity(a, &bin, &d) {
-                    mismatches.push(format!("{e:#}"));
-                    return Ok(format!("MISMATCH: {e:#}"));
-                }
-                Ok(describe_line(&m, &d))
-            })
-            .unwrap_or_else(|e| format!("not available: {e:#}"));
+    let described: Vec<Result<Described, String>> = m
+        .adapters
+        .iter()
+        .map(|a| {
+            let bin = adapters::binary(&bin_dir, a).map_err(|e| format!("{e:#}"))?;
+            let d = adapters::describe(&bin, scratch.path(), ctx.interrupted()).map_err(|e| format!("{e:#}"))?;
+            if let Err(e) = adapters::check_identity(a, &bin, &d) {
+                mismatches.push(format!("{e:#}"));
+                return Err(format!("MISMATCH: {e:#}"));
+            }
+            Ok(d)
+        })
+        .collect();
+    match args.format {
+        Format::Markdown => outln!("{}", coverage::markdown(&m, &described).trim_end())?,
+        Format::Text => text(&m, &described)?,
+    }
+    anyhow::ensure!(
+        mismatches.is_empty(),
+        "matrix.toml and the adapter binaries disagree: {}",
+        mismatches.join("; ")
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn text(m: &Matrix, described: &[Result<Described, String>]) -> Result<()> {
+    outln!("adapters ({}):", m.path.display())?;
+    for (a, d) in m.adapters.iter().zip(described) {
+        let desc = match d {
+            Ok(d) => describe_line(m, d),
+            Err(e) if e.starts_with("MISMATCH") => e.clone(),
+            Err(e) => format!("not available: {e}"),
+        };
         outln!("  {:<24} {desc}{}", a.id, if a.baseline { " [baseline]" } else { "" })?;
+    }
+    for u in &m.unavailable {
+        outln!("  {:<24} not in the matrix: {}", format!("({})", u.library), u.reason)?;
     }
     outln!("scenarios:")?;
     for s in &m.scenarios {
@@ -38,12 +77,7 @@ pub fn exec(ctx: &Context) -> Result<ExitCode> {
         outln!("  {:<24} {summary}", s.id)?;
     }
     outln!("profiles: {}", m.profile.keys().cloned().collect::<Vec<_>>().join(", "))?;
-    anyhow::ensure!(
-        mismatches.is_empty(),
-        "matrix.toml and the adapter binaries disagree: {}",
-        mismatches.join("; ")
-    );
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }
 
 /// `library version (unsupported: ...)`, the scenarios in matrix order, not the map's.

@@ -51,8 +51,9 @@ pub enum Cmd {
     Spread(spread::Args),
     /// Check that every adapter does the same work (bytes and values), untimed.
     Verify(verify::Args),
-    /// List adapters (with exact versions and support) and scenarios.
-    List,
+    /// List adapters (with exact versions and support) and scenarios, or the
+    /// coverage table (--format markdown).
+    List(list::Args),
     /// Build time of each adapter: a release build of it where only the shared
     /// harness is already built (needs a checkout and cargo).
     BuildTimes(build_times::Args),
@@ -67,7 +68,7 @@ impl Cmd {
             Cmd::History(args) => history::exec(args),
             Cmd::Spread(args) => spread::exec(args),
             Cmd::Verify(args) => verify::exec(args, ctx),
-            Cmd::List => list::exec(ctx),
+            Cmd::List(args) => list::exec(args, ctx),
             Cmd::BuildTimes(args) => build_times::exec(args, ctx),
         }
     }
