@@ -12,12 +12,12 @@ step() { printf '\n==> %s\n' "$*"; }
 cd benches
 step "cargo fmt --check"
 cargo fmt --all --check
-step "cargo build --release (all adapters, runner, test tools)"
-cargo build --release --workspace
+step "cargo build --profile ci (all adapters, runner, test tools; release without LTO, see benches/Cargo.toml)"
+cargo build --profile ci --workspace
 step "cargo clippy (deny warnings)"
-cargo clippy --release --workspace --all-targets -- -D warnings
-step "cargo nextest (release, against the binaries just built)"
-cargo nextest run --release --workspace --no-fail-fast
+cargo clippy --profile ci --workspace --all-targets -- -D warnings
+step "cargo nextest (profile ci, against the binaries just built)"
+cargo nextest run --cargo-profile ci --workspace --no-fail-fast
 cd ..
 step "the flake's cargo-nextest check as the Nix build sandbox runs it (check layout, profile nix-sandbox, nobody, no network)"
 bash nix/tests/sandbox-nextest.sh

@@ -6,9 +6,12 @@
 #            (crane's filterCargoSources: *.rs, *.toml, Cargo.lock; no target/),
 #            and beside it what the check's postUnpack copies: matrix.toml,
 #            docs/results.schema.json, docs/results/ (here under a temp dir)
-#   target   source/target/release = a copy of the release build scripts/test.sh
-#            just made (crane copies the workspace build's target/ in the same
-#            way); the copy keeps mtimes, so cargo finds it fresh: no rebuild
+#   target   source/target/ci = a copy of the build scripts/test.sh just made
+#            (crane copies the workspace build's target/ in the same way); the
+#            copy keeps mtimes, so cargo finds it fresh: no rebuild. The flake's
+#            check builds in release; here the profile is scripts/test.sh's `ci`
+#            (release without LTO, benches/Cargo.toml), the one difference, so
+#            that CI builds the workspace once
 #   deps     cargo's registry cache at the path the release build used (crane
 #            vendors them instead, in both of its derivations alike; a vendored
 #            copy here would change their source paths and rebuild everything),
@@ -19,8 +22,8 @@
 #            are bound read-only into an empty one in a private mount namespace
 #   network  none: a new network namespace (unshare -n)
 #   command  crane's cargoNextest with nix/checks.nix's arguments, word for word:
-#              cargo nextest run --cargo-profile release --locked --workspace \
-#                --no-fail-fast --profile nix-sandbox
+#              cargo nextest run --cargo-profile ci --locked --workspace \
+#                --no-fail-fast --profile nix-sandbox   (the check: --cargo-profile release)
 #            after the check's preCheck (which prints what nix-sandbox leaves out)
 #
 # Not reproduced: the Nix store's daemons and tools (Debian's dbus-daemon,
@@ -29,7 +32,7 @@
 # here, but the nix-sandbox profile runs no test that uses it).
 #
 # Usage: bash nix/tests/sandbox-nextest.sh   (as root, after
-#   `cargo build --release --workspace` and `cargo nextest run --release` in benches/)
+#   `cargo build --profile ci --workspace` and `cargo nextest run --cargo-profile ci` in benches/)
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 ws=$repo/benches
@@ -39,8 +42,8 @@ if [ "$(id -u)" -ne 0 ]; then
   echo "$0: needs root (a user switch and a network namespace)" >&2
   exit 2
 fi
-if [ ! -x "$ws/target/release/dbus-matrix" ]; then
-  echo "$0: no release build in $ws/target: run cargo build --release --workspace first" >&2
+if [ ! -x "$ws/target/ci/dbus-matrix" ]; then
+  echo "$0: no ci build in $ws/target: run cargo build --profile ci --workspace first" >&2
   exit 2
 fi
 export PATH="$HOME/.cargo/bin:$PATH"
@@ -78,8 +81,8 @@ ln -s source "$build/benches"
 mkdir -p "$build/docs"
 cp "$repo/docs/results.schema.json" "$build/docs/results.schema.json"
 cp -r "$repo/docs/results" "$build/docs/results"
-# cargoArtifacts: the release build.
-cp -a "$ws/target/release" "$build/source/target/release"
+# cargoArtifacts: the build scripts/test.sh made.
+cp -a "$ws/target/ci" "$build/source/target/ci"
 chown -R nobody:nogroup "$build"
 t2=$(date +%s)
 echo "sandbox-nextest: layout in $build ($((t2 - t0)) s)"
@@ -92,7 +95,7 @@ check_env=(
   CARGO_HOME="$cargo_home"
   RUSTUP_HOME="$rustup_home"
   CARGO_NET_OFFLINE=true
-  CARGO_PROFILE=release
+  CARGO_PROFILE=ci
   CARGO_BUILD_JOBS="$(nproc)"
   DBUS_MATRIX_DBUS_DAEMON="$(command -v dbus-daemon)"
   DBUS_MATRIX_DBUS_BROKER_LAUNCH="$(command -v dbus-broker-launch)"

@@ -1,7 +1,8 @@
 //! Shared by the runner's integration tests. They drive the real
 //! `dbus-matrix` binary and real adapter binaries, which must be built in
-//! the same profile first: `cargo build --release --workspace` then
-//! `cargo nextest run --release` (scripts/test.sh does both).
+//! the same profile first: `cargo build --profile ci --workspace` then
+//! `cargo nextest run --cargo-profile ci` (scripts/test.sh does both; the
+//! release profile works too).
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
@@ -28,7 +29,7 @@ pub fn bin_dir() -> PathBuf {
         .unwrap_or_else(|| runner_bin().parent().unwrap().to_path_buf());
     assert!(
         dir.join("adapter-raw").is_file(),
-        "adapter binaries are missing from {}: run `cargo build --release --workspace` in benches/ first",
+        "adapter binaries are missing from {}: run `cargo build --profile ci --workspace` (or --release) in benches/ first",
         dir.display()
     );
     dir
