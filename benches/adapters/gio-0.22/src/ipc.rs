@@ -47,21 +47,32 @@ pub(crate) fn connect(t: &Transport) -> Result<DBusConnection> {
         .with_context(|| format!("connecting to {}", t.address()))
 }
 
-/// A method call on the bus driver (`org.freedesktop.DBus`), blocking.
-pub(crate) fn call_bus(conn: &DBusConnection, member: &str, args: Option<&Variant>, reply: &str) -> Result<Variant> {
-    let reply = VariantTy::new(reply).expect("a valid reply type");
+/// One blocking method call (`call_sync`); GDBus checks the reply against `reply`.
+fn call_sync(
+    conn: &DBusConnection,
+    (destination, path, interface): (Option<&str>, &str, &str),
+    member: &str,
+    args: Option<&Variant>,
+    reply: &VariantTy,
+) -> Result<Variant, glib::Error> {
+    let flags = DBusCallFlags::NONE;
     conn.call_sync(
-        Some(BUS),
-        BUS_PATH,
-        BUS,
+        destination,
+        path,
+        interface,
         member,
         args,
         Some(reply),
-        DBusCallFlags::NONE,
+        flags,
         TIMEOUT_MS,
         NO_CANCEL,
     )
-    .with_context(|| format!("{BUS}.{member}"))
+}
+
+/// A method call on the bus driver (`org.freedesktop.DBus`), blocking.
+pub(crate) fn call_bus(conn: &DBusConnection, member: &str, args: Option<&Variant>, reply: &str) -> Result<Variant> {
+    let reply = VariantTy::new(reply).expect("a valid reply type");
+    call_sync(conn, (Some(BUS), BUS_PATH, BUS), member, args, reply).with_context(|| format!("{BUS}.{member}"))
 }
 
 /// A client's view of the service: the connection and where calls go.
@@ -81,17 +92,8 @@ impl Service {
 
     /// One call of the benchmark interface; `reply` is the expected reply tuple type.
     fn call(&self, member: &str, args: Option<&Variant>, reply: &VariantTy) -> Result<Variant> {
-        Ok(self.conn.call_sync(
-            self.name.as_deref(),
-            h::OBJECT_PATH,
-            h::INTERFACE,
-            member,
-            args,
-            Some(reply),
-            DBusCallFlags::NONE,
-            TIMEOUT_MS,
-            NO_CANCEL,
-        )?)
+        let target = (self.name.as_deref(), h::OBJECT_PATH, h::INTERFACE);
+        Ok(call_sync(&self.conn, target, member, args, reply)?)
     }
 
     /// A proxy for the interface: creating it reads every property (`GetAll`).
