@@ -7,7 +7,7 @@
 //! `DBusMessage::from_blob` parses them back into a `Variant` tree that is read
 //! with typed accessors (strings and fixed arrays borrowed). IPC: see `ipc`.
 
-use anyhow::{Context, Result};
+use anyhow::{ensure, Context, Result};
 use gio::{DBusCapabilityFlags, DBusMessage, DBusMessageByteOrder};
 use glib::variant::DictEntry;
 use glib::variant::ToVariant;
@@ -113,6 +113,21 @@ impl Codec for Gio {
     fn demarshal(&mut self, bytes: &[u8], shape: Shape, d: &mut Digest) -> Result<()> {
         let msg = DBusMessage::from_blob(bytes, DBusCapabilityFlags::NONE)?;
         let body = msg.body().context("the message has no body")?;
+        // One check of the whole tree's type: the typed reads below (child_value
+        // panics on a non-container) then only meet the types they expect.
+        let expected = match shape {
+            Shape::Units { count } => payload::UNIT_SIGNATURE.repeat(count),
+            Shape::AsvDict => payload::ASV_SIGNATURE.to_owned(),
+        };
+        ensure!(
+            body.type_()
+                .as_str()
+                .strip_prefix('(')
+                .and_then(|t| t.strip_suffix(')'))
+                == Some(expected.as_str()),
+            "body of type {}, expected ({expected})",
+            body.type_()
+        );
         match shape {
             Shape::Units { count } => {
                 for i in 0..count {
