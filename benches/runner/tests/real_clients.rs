@@ -42,6 +42,7 @@ fn serving_adapters() -> Vec<(String, PathBuf)> {
     for expected in [
         "dbus-0.9",
         "dbus-bytestream-0.1",
+        "gio-0.22",
         "rustbus-0.19",
         "zbus-3",
         "zbus-4",
