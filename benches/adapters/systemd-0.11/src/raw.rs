@@ -50,7 +50,10 @@ pub fn connect(address: &CStr, bus_client: bool) -> Result<Bus> {
     // SAFETY: `raw` is a live, unstarted bus; `address` outlives the call (sd-bus copies it).
     unsafe {
         check(ffi::sd_bus_set_address(raw, address.as_ptr()), "sd_bus_set_address")?;
-        check(ffi::sd_bus_set_bus_client(raw, bus_client as c_int), "sd_bus_set_bus_client")?;
+        check(
+            ffi::sd_bus_set_bus_client(raw, bus_client as c_int),
+            "sd_bus_set_bus_client",
+        )?;
         check(ffi::sd_bus_start(raw), "sd_bus_start")?;
     }
     Ok(bus)
