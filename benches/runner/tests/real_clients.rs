@@ -43,6 +43,7 @@ fn serving_adapters() -> Vec<(String, PathBuf)> {
         "dbus-0.9",
         "dbus-bytestream-0.1",
         "rustbus-0.19",
+        "systemd-0.11",
         "zbus-3",
         "zbus-4",
         "zbus-5",
