@@ -88,3 +88,58 @@ fn sd_bus_serves_and_calls_peer_to_peer() {
         assert_eq!(status_of(&r, ADAPTER, s), CellStatus::Ok, "{s}");
     }
 }
+
+/// sd-bus answers a call to an object it does not have with UnknownObject
+/// only when `sd_bus_process` is not asked to hand unhandled messages back
+/// (the `systemd` crate's `BusRef::process` always asks): peer to peer, where
+/// no bus daemon answers for it, the server must still reply.
+#[test]
+fn sd_bus_answers_calls_to_unknown_objects_peer_to_peer() {
+    let dir = TempDir::new("sdbus-unknown");
+    let socket = dir.path().join("p2p.sock");
+    let t = harness::ipc::Transport::P2p { socket: socket.clone() };
+    let bin = bin_dir().join("adapter-systemd-0-11");
+    let mut server = crate::real_clients::serve(&bin, &t, dir.path().join("serve.err")).unwrap();
+    let peer = format!("--peer=unix:path={}", socket.display());
+    for (path, member, error) in [
+        (
+            "/nope",
+            "io.killing.spark.Bench.Void",
+            "org.freedesktop.DBus.Error.UnknownObject",
+        ),
+        (
+            "/org/freedesktop/DBus",
+            "org.freedesktop.DBus.Hello",
+            "org.freedesktop.DBus.Error.UnknownObject",
+        ),
+        (
+            harness::ipc::OBJECT_PATH,
+            "io.killing.spark.Bench.Nope",
+            "org.freedesktop.DBus.Error.UnknownMethod",
+        ),
+    ] {
+        let o = crate::real_clients::tool(
+            "dbus-send",
+            &[&peer, "--print-reply", "--reply-timeout=5000", path, member],
+        );
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            !o.status.success() && err.contains(error),
+            "{path} {member}: {}",
+            text(&o)
+        );
+    }
+    // And it still serves.
+    let o = crate::real_clients::tool(
+        "dbus-send",
+        &[
+            &peer,
+            "--print-reply",
+            "--reply-timeout=5000",
+            harness::ipc::OBJECT_PATH,
+            "io.killing.spark.Bench.Void",
+        ],
+    );
+    assert!(o.status.success(), "Void after the errors: {}", text(&o));
+    assert!(server.alive(), "the server died: {}", server.stderr());
+}

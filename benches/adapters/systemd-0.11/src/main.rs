@@ -1,7 +1,8 @@
 //! sd-bus, systemd's own D-Bus library (the C reference), through the
 //! `systemd` crate 0.11 (feature `bus`; `systemd::bus`) and, where that crate
 //! has no wrapper, `libsystemd-sys` 0.10 directly (`raw`: connecting to an
-//! address, the server end of a peer-to-peer connection, match rules, calls
+//! address, the server end of a peer-to-peer connection, the server's
+//! processing loop, match rules, calls
 //! without destination, fixed-size arrays in one copy). Links libsystemd
 //! (pkg-config `libsystemd`, Debian libsystemd-dev 252).
 //!

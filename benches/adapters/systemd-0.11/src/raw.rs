@@ -7,6 +7,8 @@
 //!   `sd_bus_start`, then owned by the crate's `Bus`;
 //! - the server end of a peer-to-peer connection on an accepted socket
 //!   (`sd_bus_set_fd` + `sd_bus_set_server` + `sd_bus_start`);
+//! - processing that leaves unhandled calls to sd-bus (`sd_bus_process` with
+//!   no message pointer; see [`process`]);
 //! - match rules (`sd_bus_add_match`);
 //! - a method call without a destination (peer to peer): the crate's
 //!   `new_method_call` requires a `BusName`;
@@ -83,6 +85,21 @@ pub fn serve_peer(fd: OwnedFd) -> Result<Bus> {
 fn libc_close(fd: c_int) {
     // SAFETY: `fd` was ours (into_raw_fd) and nothing else took it.
     drop(unsafe { <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) });
+}
+
+/// One step of sd-bus's processing; `false` when there was nothing to do
+/// (then wait). No message is handed back, so a method call no handler
+/// took is answered by sd-bus itself (`UnknownObject`). The crate's
+/// `BusRef::process` always asks for that message back, and sd-bus then
+/// leaves it unanswered: peer to peer, where no bus daemon replies either,
+/// a call to an unknown object (gdbus's Hello) waited for its timeout.
+pub fn process(bus: &BusRef) -> Result<bool> {
+    // SAFETY: a live bus; a null `ret` is allowed (sd-bus then keeps or answers the message).
+    let r = check(
+        unsafe { ffi::sd_bus_process(bus.as_ptr(), ptr::null_mut()) },
+        "sd_bus_process",
+    )?;
+    Ok(r > 0)
 }
 
 /// A match callback that leaves the message unhandled, so that

@@ -6,6 +6,8 @@
 //! nodes included, for `busctl tree`), `Properties` (`Get`/`GetAll` through
 //! the getter; `Set` of the read-only `Items` is `PropertyReadOnly`) and
 //! `Peer`, and names unknown objects, interfaces and methods in its errors.
+//! The loop is `sd_bus_process` without taking messages back (`raw::process`),
+//! so that sd-bus also answers calls to objects it does not have.
 //!
 //! sd-bus is single-threaded: a connection is driven by `sd_bus_process`
 //! and `sd_bus_wait` on the thread that owns it. On a bus that is the
@@ -128,8 +130,8 @@ fn io_error(e: anyhow::Error) -> bus::Error {
 /// Serves the object on `bus` until the connection fails or closes.
 fn run(bus: &mut BusRef) -> Result<()> {
     loop {
-        // `Some`: something was done (a message handled or returned unhandled); `None`: wait for more.
-        if bus.process().context("sd_bus_process")?.is_none() {
+        // sd-bus answers what no handler took (see `raw::process`).
+        if !raw::process(bus)? {
             bus.wait(None).context("sd_bus_wait")?;
         }
     }
