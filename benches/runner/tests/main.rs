@@ -27,4 +27,5 @@ mod real_clients;
 mod report_snapshots;
 mod resume;
 mod rounds;
+mod sdbus_row;
 mod spread;

@@ -44,6 +44,7 @@ fn serving_adapters() -> Vec<(String, PathBuf)> {
         "dbus-bytestream-0.1",
         "gio-0.22",
         "rustbus-0.19",
+        "systemd-0.11",
         "zbus-3",
         "zbus-4",
         "zbus-5",
@@ -81,18 +82,18 @@ fn transport(bus: &bus::RunningBus, name: &str) -> Transport {
     }
 }
 
-/// A server process, killed when dropped.
-struct Server {
+/// A server process, killed when dropped (also used by `sdbus_row`).
+pub(crate) struct Server {
     child: Child,
     stderr: PathBuf,
 }
 
 impl Server {
-    fn alive(&mut self) -> bool {
+    pub(crate) fn alive(&mut self) -> bool {
         matches!(self.child.try_wait(), Ok(None))
     }
 
-    fn stderr(&self) -> String {
+    pub(crate) fn stderr(&self) -> String {
         std::fs::read_to_string(&self.stderr).unwrap_or_default()
     }
 }
@@ -105,7 +106,7 @@ impl Drop for Server {
 }
 
 /// Starts `bin serve` and waits for READY; `Err` says how it ended instead.
-fn serve(bin: &Path, t: &Transport, stderr: PathBuf) -> Result<Server, String> {
+pub(crate) fn serve(bin: &Path, t: &Transport, stderr: PathBuf) -> Result<Server, String> {
     let args = contract::Command::Serve { transport: t.clone() }.to_args();
     let mut child = Command::new(bin)
         .args(args)
@@ -140,7 +141,7 @@ fn serve(bin: &Path, t: &Transport, stderr: PathBuf) -> Result<Server, String> {
 }
 
 /// Runs a tool; its own timeout options keep it from hanging on a silent server.
-fn tool(program: &str, args: &[&str]) -> Output {
+pub(crate) fn tool(program: &str, args: &[&str]) -> Output {
     Command::new(program)
         .args(args)
         .stdin(Stdio::null())

@@ -1,0 +1,309 @@
+//! The IPC side with sd-bus through the `systemd` crate 0.11 (`systemd::bus`).
+//!
+//! Clients build calls with `BusRef::new_method_call` (peer to peer, where a
+//! call has no destination, with `raw::new_method_call_to_peer`), append the
+//! arguments with the crate's typed `append` and block in `MessageRef::call`
+//! (`sd_bus_call`: it writes the call, then reads and dispatches until the reply
+//! comes). Replies are read with `MessageRef::iter` into typed values borrowing
+//! the reply (`&str`, `&ObjectPath`, tuples, `Vec`s, `Variant`). The property is
+//! read with a plain `org.freedesktop.DBus.Properties.Get` call: sd-bus has no
+//! property cache and the crate does not wrap `sd_bus_get_property` (which
+//! builds the same call), so every read is a round trip.
+//!
+//! Signals are built with `BusRef::new_signal` and sent with `send_no_reply`
+//! and `flush`. Receivers install match rules with `sd_bus_add_match`
+//! (`raw::add_match`, not wrapped by the crate) whose callback leaves the
+//! message unhandled, so `BusRef::process` returns it; `BusRef::wait`
+//! (`sd_bus_wait`, a poll on the connection) blocks in between.
+//!
+//! Everything runs on the calling thread: sd-bus is single-threaded and every
+//! connection is driven by the thread that uses it.
+
+use std::ffi::{CStr, CString};
+
+use anyhow::{anyhow, bail, ensure, Context, Result};
+use harness::ipc::{self as h, IpcOp, Method, Transport};
+use harness::payload::{self, Body};
+use harness::Digest;
+use systemd::bus::types::Variant;
+use systemd::bus::{self, Bus, BusRef, ContainerType, Message, MessageRef, MessageType, ObjectPath};
+
+use crate::{raw, server};
+
+pub struct SdBusIpc;
+
+const PROPERTIES: &CStr = c"org.freedesktop.DBus.Properties";
+const GET: &CStr = c"Get";
+
+/// A D-Bus error reply (the crate's `bus::Error` holds raw pointers, so it is copied into text).
+fn dbus_error(e: bus::Error) -> anyhow::Error {
+    anyhow!("error reply {e}")
+}
+
+/// A client connection: SASL and Hello on a bus, SASL only peer to peer.
+fn connect(t: &Transport) -> Result<Bus> {
+    raw::connect(&CString::new(t.address())?, !t.is_p2p())
+}
+
+/// A client of the benchmark service.
+struct Client {
+    bus: Bus,
+    /// The service's name on a bus; none peer to peer.
+    destination: Option<CString>,
+    path: CString,
+    interface: CString,
+}
+
+impl Client {
+    fn new(t: &Transport) -> Result<Self> {
+        Ok(Client {
+            bus: connect(t)?,
+            destination: match t {
+                Transport::Bus { service_name, .. } => Some(CString::new(service_name.as_str())?),
+                Transport::P2p { .. } => None,
+            },
+            path: CString::new(h::OBJECT_PATH)?,
+            interface: CString::new(h::INTERFACE)?,
+        })
+    }
+
+    /// Calls `interface.member` (the benchmark interface when `None`) with
+    /// the arguments `args` appends; an error reply is an error.
+    fn call(
+        &mut self,
+        interface: Option<&CStr>,
+        member: &CStr,
+        args: impl FnOnce(&mut MessageRef, &CStr) -> Result<()>,
+    ) -> Result<Message> {
+        let Client {
+            bus,
+            destination,
+            path,
+            interface: bench,
+        } = self;
+        let interface = interface.unwrap_or(bench);
+        let mut msg = match destination {
+            Some(d) => bus.new_method_call(d.as_c_str(), path.as_c_str(), interface, member)?,
+            None => raw::new_method_call_to_peer(bus, path, interface, member)?,
+        };
+        args(&mut msg, bench)?;
+        // 0: sd-bus's default method call timeout (25 s).
+        msg.call(0).map_err(dbus_error)
+    }
+
+    /// One benchmark method call; the digest of what it returned.
+    fn method(&mut self, m: Method, member: &CStr) -> Result<u64> {
+        let mut reply = self.call(None, member, |msg, _| {
+            match m {
+                Method::InInt | Method::InOutInt => msg.append(h::IN_INT)?,
+                Method::InString => msg.append(h::IN_STRING)?,
+                Method::InOutString => msg.append(h::OUT_STRING)?,
+                _ => {}
+            }
+            Ok(())
+        })?;
+        let mut d = Digest::new();
+        let mut it = reply.iter()?;
+        match m {
+            Method::Void | Method::InInt | Method::InString => {}
+            Method::OutInt | Method::InOutInt => d.i32(it.next()?.context("no int in the reply")?),
+            Method::OutString | Method::InOutString => d.str(it.next::<&str>()?.context("no string in the reply")?),
+            Method::ObjectRef => {
+                let (name, path): (&str, &ObjectPath) = it.next()?.context("no (so) in the reply")?;
+                d.str(name);
+                d.str(path.to_str()?);
+            }
+            Method::RelationSet => {
+                let set: Vec<(&str, &ObjectPath)> = it.next()?.context("no a(so) in the reply")?;
+                for (name, path) in &set {
+                    d.str(name);
+                    d.str(path.to_str()?);
+                }
+                d.len(set.len());
+            }
+        }
+        ensure!(it.at_end()?, "the reply has more arguments than expected");
+        Ok(d.finish())
+    }
+
+    fn echo(&mut self, payload: &[u8]) -> Result<u64> {
+        let mut reply = self.call(None, c"EchoBytes", |msg, _| raw::append_bytes(msg, payload))?;
+        let mut d = Digest::new();
+        d.bytes(raw::read_bytes(&mut reply)?);
+        Ok(d.finish())
+    }
+
+    /// `Properties.Get(INTERFACE, "Items")`: the reply holds a variant of `a(ss)`.
+    fn get_items(&mut self) -> Result<Message> {
+        self.call(Some(PROPERTIES), GET, |msg, bench| {
+            msg.append(bench)?;
+            msg.append(h::PROPERTY)?;
+            Ok(())
+        })
+    }
+
+    fn read_items(&mut self, d: &mut Digest) -> Result<()> {
+        let mut reply = self.get_items()?;
+        let Variant(items): Variant<Vec<(&str, &str)>> = reply.iter()?.next()?.context("no variant in the reply")?;
+        for (a, b) in &items {
+            d.str(a);
+            d.str(b);
+        }
+        d.len(items.len());
+        Ok(())
+    }
+
+    fn items(&mut self) -> Result<Vec<(String, String)>> {
+        let mut reply = self.get_items()?;
+        let Variant(items) = reply.iter()?.next()?.context("no variant in the reply")?;
+        Ok(items)
+    }
+}
+
+/// Sends `Ping` and waits until it is written (sd-bus writes at once when
+/// nothing is queued; `flush` writes what it could not).
+fn emit_ping(bus: &mut BusRef) -> Result<()> {
+    let mut sig = bus.new_signal(h::OBJECT_PATH, h::INTERFACE, h::SIGNAL)?;
+    sig.append(h::SIGNAL_TEXT)?;
+    sig.send_no_reply()?;
+    bus.flush()?;
+    Ok(())
+}
+
+/// A connection with the match rule for `Ping` and `extra_rules` rules that never match.
+fn ping_receiver(t: &Transport, extra_rules: usize) -> Result<Bus> {
+    let bus = connect(t)?;
+    raw::add_match(&bus, &CString::new(h::ping_rule())?).context("AddMatch for Ping")?;
+    for j in 0..extra_rules {
+        raw::add_match(&bus, &CString::new(h::nonmatching_rule(j))?).with_context(|| format!("AddMatch {j}"))?;
+    }
+    Ok(bus)
+}
+
+/// The digest of the next `Ping`: its text. Other messages (NameAcquired) are dropped.
+fn receive_ping(bus: &mut BusRef) -> Result<u64> {
+    loop {
+        match bus.process()? {
+            Some(Some(mut msg)) => {
+                let is_ping = msg.type_() == MessageType::Signal
+                    && msg.interface().map(CStr::to_bytes) == Some(h::INTERFACE.as_bytes())
+                    && msg.member().map(CStr::to_bytes) == Some(h::SIGNAL.as_bytes());
+                if is_ping {
+                    let mut d = Digest::new();
+                    d.str(msg.iter()?.next::<&str>()?.context("Ping without its text")?);
+                    return Ok(d.finish());
+                }
+            }
+            Some(None) => {}
+            None => {
+                bus.wait(None)?;
+            }
+        }
+    }
+}
+
+/// The `marshal/mixed` signal built with the crate's typed `append` and
+/// container API (`at` in one copy, `raw::append_u64s`), for `connect/marshal-send`.
+fn mixed_signal(bus: &mut BusRef, body: &Body) -> Result<Message> {
+    let Body::Units(units) = body else {
+        bail!("connect/marshal-send sends the marshal/mixed body");
+    };
+    let mut sig = bus.new_signal(payload::PATH, payload::INTERFACE, payload::MEMBER)?;
+    for u in units {
+        sig.append(&u.s)?;
+        sig.append(u.t)?;
+        sig.append((u.st.0, &u.st.1))?;
+        sig.open_container(ContainerType::Array, c"{si}")?;
+        for (k, v) in &u.dict {
+            sig.open_container(ContainerType::DictEntry, c"si")?;
+            sig.append(k)?;
+            sig.append(*v)?;
+            sig.close_container()?;
+        }
+        sig.close_container()?;
+        raw::append_u64s(&mut sig, &u.at)?;
+        sig.append(u.as_.as_slice())?;
+    }
+    Ok(sig)
+}
+
+type Op<'a> = Box<dyn FnMut() -> Result<u64> + 'a>;
+
+impl h::Ipc for SdBusIpc {
+    fn serve(&mut self, transport: &Transport, ready: &mut dyn FnMut()) -> Result<()> {
+        server::serve(transport, ready)
+    }
+
+    fn subscriber(&mut self, transport: &Transport, extra_rules: usize) -> Result<h::Subscriber> {
+        let mut bus = ping_receiver(transport, extra_rules)?;
+        Ok(Box::new(move || receive_ping(&mut bus)))
+    }
+
+    fn client<'a>(&'a mut self, transport: &Transport, op: IpcOp) -> Result<Op<'a>> {
+        let t = transport.clone();
+        Ok(match op {
+            IpcOp::Call(m) => {
+                let mut client = Client::new(&t)?;
+                let member = CString::new(m.member())?;
+                Box::new(move || client.method(m, &member))
+            }
+            IpcOp::EchoBytes(n) => {
+                let mut client = Client::new(&t)?;
+                let payload = h::echo_payload(n);
+                Box::new(move || client.echo(&payload))
+            }
+            IpcOp::PropertyGet | IpcOp::PropertyGetX100 => {
+                let reads = if op == IpcOp::PropertyGet { 1 } else { 100 };
+                let mut client = Client::new(&t)?;
+                Box::new(move || {
+                    let mut d = Digest::new();
+                    for _ in 0..reads {
+                        client.read_items(&mut d)?;
+                    }
+                    Ok(d.finish())
+                })
+            }
+            IpcOp::EmitReceive => {
+                let mut tx = connect(&t)?;
+                let mut rx = ping_receiver(&t, 0)?;
+                Box::new(move || {
+                    emit_ping(&mut tx)?;
+                    receive_ping(&mut rx)
+                })
+            }
+            IpcOp::Fanout(_) | IpcOp::NonmatchingRules(_) => {
+                let mut bus = connect(&t)?;
+                Box::new(move || {
+                    emit_ping(&mut bus)?;
+                    Ok(Digest::new().finish())
+                })
+            }
+            IpcOp::ConnectHello => Box::new(move || {
+                let mut bus = connect(&t)?;
+                // Waits until SASL is done and Hello is answered (sd-bus's bus_ensure_running).
+                bus.unique_name()?;
+                // Closes the socket whatever else still holds a reference to the bus object.
+                bus.close();
+                Ok(Digest::new().finish())
+            }),
+            IpcOp::ConnectMarshalSend => {
+                let body = payload::mixed();
+                Box::new(move || {
+                    let mut bus = connect(&t)?;
+                    let mut sig = mixed_signal(&mut bus, &body)?;
+                    sig.send_no_reply()?;
+                    drop(sig);
+                    // Waits until connected and every byte is written.
+                    bus.flush()?;
+                    bus.close();
+                    Ok(Digest::new().finish())
+                })
+            }
+            IpcOp::PropertyColdStart | IpcOp::RawSocket(_) => bail!("{op:?} is not a client operation"),
+        })
+    }
+
+    fn cold_start(&mut self, transport: &Transport) -> Result<Vec<(String, String)>> {
+        Client::new(transport)?.items()
+    }
+}
