@@ -113,7 +113,11 @@ impl Peer {
 
     /// Calls the bus itself. Not `Buffers::hello`/`request_name`/`add_match`:
     /// those leave out the INTERFACE field, which busd requires ("Missing interface").
-    async fn bus_call(&mut self, member: &str, args: impl FnOnce(&mut BodyBuf) -> tokio_dbus::Result<()>) -> Result<()> {
+    async fn bus_call(
+        &mut self,
+        member: &str,
+        args: impl FnOnce(&mut BodyBuf) -> tokio_dbus::Result<()>,
+    ) -> Result<()> {
         self.buf.body.clear();
         args(&mut self.buf.body)?;
         let msg = self
@@ -124,7 +128,9 @@ impl Peer {
             .with_destination(org_freedesktop_dbus::DESTINATION)
             .with_body(&self.buf.body);
         let serial = self.buf.send.write_message(msg)?;
-        self.reply(serial).await.with_context(|| format!("{member} (to the bus)"))
+        self.reply(serial)
+            .await
+            .with_context(|| format!("{member} (to the bus)"))
     }
 
     /// Writes out what was queued and waits for the reply to `serial`, which is then the last message.
@@ -228,7 +234,9 @@ impl Peer {
             b.store(h::PROPERTY)
         })
         .await?;
-        let mut items = self.reply_body("v")?.read_variant_as::<ty::Array<(ty::Str, ty::Str)>>()?;
+        let mut items = self
+            .reply_body("v")?
+            .read_variant_as::<ty::Array<(ty::Str, ty::Str)>>()?;
         let mut n = 0;
         while let Some((id, name)) = items.load_struct()? {
             each(id, name);
@@ -278,7 +286,9 @@ impl Peer {
 
     /// Installs a match rule and waits until the bus has it.
     async fn add_match(&mut self, rule: &str) -> Result<()> {
-        self.bus_call("AddMatch", |b| b.store(rule)).await.with_context(|| format!("AddMatch {rule}"))
+        self.bus_call("AddMatch", |b| b.store(rule))
+            .await
+            .with_context(|| format!("AddMatch {rule}"))
     }
 
     /// The digest of the next `Ping`'s text; other messages (NameAcquired) are dropped.
@@ -387,7 +397,9 @@ fn answer(svc: &Service, sender: &str, msg: &Message<'_>, send: &mut SendBuf, ou
             bench_reply(svc, msg, member, out).map_err(|e| (standard::INVALID_ARGS, e.to_string()))
         }
         Answer::ItemsProperty => items_reply(svc, out).map_err(|e| (standard::FAILED, e.to_string())),
-        Answer::Reply { signature, body } => raw_reply(out, &signature, &body).map_err(|e| (standard::FAILED, e.to_string())),
+        Answer::Reply { signature, body } => {
+            raw_reply(out, &signature, &body).map_err(|e| (standard::FAILED, e.to_string()))
+        }
         Answer::Error { name, message } => Err((name, message)),
     };
     let reply = match outcome {
