@@ -35,12 +35,12 @@ use async_rustbus::rustbus_core::signature::{Base, Type};
 use async_rustbus::rustbus_core::wire::unmarshal::traits::Variant;
 use async_rustbus::rustbus_core::ByteOrder;
 use async_rustbus::{CallAction, MatchRule, RpcConn};
-use harness::ipc::standard::{self, Answer};
 use harness::ipc::{self as h, IpcOp, Method, Transport};
 use harness::{payload, Digest};
 use rustbus::wire::marshal::traits::SignatureBuffer;
 use tokio::runtime::Runtime;
 
+use crate::standard_reply::standard_reply;
 use crate::WireResult;
 
 pub struct AsyncRustbusIpc;
@@ -276,43 +276,14 @@ fn bench_reply(svc: &Service, call: &MarshalledMessage, member: &str) -> Result<
 /// The reply to any call: benchmark methods by async-rustbus, the standard
 /// interfaces and every error as `harness::ipc::standard` says.
 fn answer(svc: &Service, call: &MarshalledMessage) -> MarshalledMessage {
-    let hdr = &call.dynheader;
-    let request = standard::Call {
-        path: hdr.object.as_deref().unwrap_or("/"),
-        interface: hdr.interface.as_deref(),
-        member: hdr.member.as_deref().unwrap_or_default(),
-        signature: call.get_sig(),
-    };
-    let mut string_args = || -> Result<Vec<String>, String> {
-        let mut p = call.body.parser();
-        let mut args = Vec::new();
-        while p.get_next_sig() == Some(&Type::Base(Base::String)) {
-            args.push(p.get::<String>().map_err(|e| format!("{e:?}"))?);
-        }
-        Ok(args)
-    };
-    let reply = match standard::answer(&request, &mut string_args) {
-        Answer::Bench(member) => bench_reply(svc, call, member).map_err(|e| (standard::INVALID_ARGS, format!("{e:#}"))),
-        Answer::ItemsProperty => {
-            let mut reply = hdr.make_response();
-            match reply.body.push_variant(svc.items.as_slice()) {
-                Ok(()) => Ok(reply),
-                Err(e) => Err((standard::FAILED, format!("{e:?}"))),
-            }
-        }
-        Answer::Reply { signature, body } => {
-            let mut reply = hdr.make_response();
-            reply.body = MarshalledMessageBody::from_parts(
-                body,
-                Vec::new(),
-                SignatureBuffer::from_string(signature),
-                ByteOrder::LittleEndian,
-            );
-            Ok(reply)
-        }
-        Answer::Error { name, message } => Err((name, message)),
-    };
-    reply.unwrap_or_else(|(name, message)| hdr.make_error_response(name, Some(message)))
+    let reply = standard_reply!(
+        call,
+        |p: &MessageBodyParser| p.get_next_sig() == Some(&Type::Base(Base::String)),
+        SignatureBuffer::from_string,
+        svc.items.as_slice(),
+        |member| bench_reply(svc, call, member)
+    );
+    reply.unwrap_or_else(|(name, message)| call.dynheader.make_error_response(name, Some(message)))
 }
 
 async fn serve_bus(transport: &Transport, ready: &mut dyn FnMut()) -> Result<()> {

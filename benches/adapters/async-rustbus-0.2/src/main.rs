@@ -9,8 +9,10 @@
 //! wrapped with `MarshalledMessageBody::from_parts`), then read with
 //! `body.parser().get::<T>()` into typed values borrowing the body.
 //!
-//! The insertion-ordered dicts and string variants are rustbus-0.19's
-//! `typed` module: the same source, compiled against rustbus 0.17 here.
+//! The insertion-ordered dicts and string variants, the push and digest of a
+//! test body (`typed`) and the server's answer to any call
+//! (`standard_reply`) are rustbus-0.19's modules: the same source, compiled
+//! against rustbus 0.17 and async-rustbus's message types here.
 
 use std::num::NonZeroU32;
 
@@ -27,9 +29,11 @@ use rustbus::wire::marshal::traits::SignatureBuffer;
 // Named here for `typed` (rustbus 0.17's error types; 0.19 has `wire::errors`).
 use rustbus::wire::unmarshal::Error as UnmarshalError;
 use rustbus::Error as MarshalError;
-use typed::{digest_test_body, push_test_body};
+use typed::{digest_test_body, header_capacity, test_signal};
 
 mod ipc;
+#[path = "../../rustbus-0.19/src/standard_reply.rs"]
+mod standard_reply;
 #[path = "../../rustbus-0.19/src/typed.rs"]
 mod typed;
 
@@ -57,19 +61,9 @@ impl<T, E: std::fmt::Debug> WireResult<T> for std::result::Result<T, E> {
 
 const SERIAL: NonZeroU32 = NonZeroU32::new(payload::SERIAL).unwrap();
 
-/// An upper bound of the header's size: fixed part, four fields (code,
-/// signature, padding, length, NUL) and their strings.
-fn header_capacity(signature_len: usize) -> usize {
-    16 + 4 * 16 + payload::PATH.len() + payload::INTERFACE.len() + payload::MEMBER.len() + signature_len
-}
-
 /// The signal of a marshal scenario (also sent by `connect/marshal-send`).
 fn build_signal(body: &Body) -> Result<MarshalledMessage> {
-    let mut msg = MessageBuilder::with_byteorder(ByteOrder::LittleEndian)
-        .signal(payload::INTERFACE, payload::MEMBER, payload::PATH)
-        .build();
-    push_test_body!(msg.body, body).wire()?;
-    Ok(msg)
+    test_signal!(body).wire()
 }
 
 /// As async-rustbus's receive loop (`RecvState::try_get_msg` + `mm_from_raw`) builds a message.

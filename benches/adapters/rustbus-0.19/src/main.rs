@@ -19,9 +19,10 @@ use rustbus::wire::errors::{MarshalError, UnmarshalError};
 use rustbus::wire::marshal;
 use rustbus::wire::unmarshal;
 use rustbus::{ByteOrder, MessageBuilder};
-use typed::{digest_test_body, push_test_body};
+use typed::{digest_test_body, header_capacity, test_signal};
 
 mod ipc;
+mod standard_reply;
 mod typed;
 
 harness::adapter_main!(
@@ -34,19 +35,9 @@ harness::adapter_main!(
 
 struct Rustbus;
 
-/// An upper bound of the header's size: fixed part, four fields (code,
-/// signature, padding, length, NUL) and their strings.
-fn header_capacity(signature_len: usize) -> usize {
-    16 + 4 * 16 + payload::PATH.len() + payload::INTERFACE.len() + payload::MEMBER.len() + signature_len
-}
-
 /// The signal of a marshal scenario (also sent by `connect/marshal-send`).
 fn build_signal(body: &Body) -> Result<MarshalledMessage> {
-    let mut msg = MessageBuilder::with_byteorder(ByteOrder::LittleEndian)
-        .signal(payload::INTERFACE, payload::MEMBER, payload::PATH)
-        .build();
-    push_test_body!(msg.body, body)?;
-    Ok(msg)
+    Ok(test_signal!(body)?)
 }
 
 fn parse(bytes: &[u8]) -> Result<MarshalledMessage> {

@@ -148,38 +148,50 @@ impl<'buf, 'fds, K: Unmarshal<'buf, 'fds>, V: Unmarshal<'buf, 'fds>> Unmarshal<'
 
 // ---- the test bodies, for both crates ----
 //
-// rustbus's and async-rustbus's `MarshalledMessageBody` and `MessageBodyParser`
-// are different types with the same inherent methods, so the code that pushes
-// and reads a test body is a macro, expanded in each crate.
+// rustbus's and async-rustbus's `MessageBuilder`, `MarshalledMessage` and
+// `MessageBodyParser` are different types with the same inherent methods, so
+// the code that builds and reads the test signal is a macro, expanded in each
+// crate.
 
-/// Pushes the arguments of a test `Body` onto `$msg_body` (a
-/// `MarshalledMessageBody`); evaluates to `Result<(), MarshalError>`.
-macro_rules! push_test_body {
-    ($msg_body:expr, $body:expr) => {
-        (|| -> Result<(), $crate::MarshalError> {
-            let msg_body = &mut $msg_body;
+/// An upper bound of the test signal's header size: fixed part, four fields
+/// (code, signature, padding, length, NUL) and their strings.
+pub fn header_capacity(signature_len: usize) -> usize {
+    use harness::payload;
+    16 + 4 * 16 + payload::PATH.len() + payload::INTERFACE.len() + payload::MEMBER.len() + signature_len
+}
+
+/// The test signal carrying the `Body` `$body`, built with the crate's
+/// `MessageBuilder` (in scope where it expands); evaluates to
+/// `Result<MarshalledMessage, MarshalError>`.
+macro_rules! test_signal {
+    ($body:expr) => {
+        (|| -> Result<_, $crate::MarshalError> {
+            use harness::payload;
+            let mut msg = MessageBuilder::with_byteorder(ByteOrder::LittleEndian)
+                .signal(payload::INTERFACE, payload::MEMBER, payload::PATH)
+                .build();
             match $body {
-                harness::payload::Body::Units(units) => {
+                payload::Body::Units(units) => {
                     for u in units {
-                        msg_body.push_param3(&u.s, u.t, &u.st)?;
-                        msg_body.push_param3(
+                        msg.body.push_param3(&u.s, u.t, &u.st)?;
+                        msg.body.push_param3(
                             $crate::typed::DictRef(&u.dict, |v: &i32| *v),
                             u.at.as_slice(),
                             u.as_.as_slice(),
                         )?;
                     }
                 }
-                harness::payload::Body::AsvDict(entries) => {
-                    msg_body.push_param($crate::typed::DictRef(entries, |v: &String| {
+                payload::Body::AsvDict(entries) => {
+                    msg.body.push_param($crate::typed::DictRef(entries, |v: &String| {
                         $crate::typed::StrVariant(v)
                     }))?;
                 }
             }
-            Ok(())
+            Ok(msg)
         })()
     };
 }
-pub(crate) use push_test_body;
+pub(crate) use test_signal;
 
 /// Reads a test body of `$shape` with `$parser` (a `MessageBodyParser`) into
 /// typed values borrowing the body and feeds every field, in wire order, into
