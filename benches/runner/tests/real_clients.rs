@@ -40,6 +40,7 @@ fn serving_adapters() -> Vec<(String, PathBuf)> {
     found.sort();
     let ids: Vec<&str> = found.iter().map(|(id, _)| id.as_str()).collect();
     for expected in [
+        "async-rustbus-0.2",
         "dbus-0.9",
         "dbus-bytestream-0.1",
         "gio-0.22",

@@ -19,8 +19,8 @@
 //! so every connection is made to the socket path the transport names
 //! (`DuplexConn::connect_to_bus` / `RpcConn::connect_to_path`).
 
+use crate::standard_reply::standard_reply;
 use anyhow::{anyhow, bail, ensure, Context, Result};
-use harness::ipc::standard::{self, Answer};
 use harness::ipc::{self as h, IpcOp, Method, Transport};
 use harness::wire::{self, Value};
 use harness::{payload, Digest};
@@ -28,7 +28,7 @@ use nix::sys::socket::UnixAddr;
 use rustbus::connection::dispatch_conn::{HandleEnvironment, HandleError, HandleResult, Matches};
 use rustbus::connection::ll_conn::force_finish_on_error;
 use rustbus::connection::Timeout;
-use rustbus::message_builder::{MarshalledMessage, MarshalledMessageBody};
+use rustbus::message_builder::{MarshalledMessage, MarshalledMessageBody, MessageBodyParser};
 use rustbus::wire::errors::MarshalError;
 use rustbus::wire::unmarshal::traits::Variant;
 use rustbus::wire::ObjectPath;
@@ -301,37 +301,13 @@ fn handle(svc: &mut Service, _: Matches, msg: &MarshalledMessage, env: &mut Env)
     if msg.typ != MessageType::Call {
         return Err(HandleError::User(NoReply));
     }
-    let hdr = &msg.dynheader;
-    let call = standard::Call {
-        path: hdr.object.as_deref().unwrap_or("/"),
-        interface: hdr.interface.as_deref(),
-        member: hdr.member.as_deref().unwrap_or_default(),
-        signature: msg.get_sig(),
-    };
-    let mut string_args = || -> Result<Vec<String>, String> {
-        let mut p = msg.body.parser();
-        let mut args = Vec::new();
-        while p.get_next_sig() == Some("s") {
-            args.push(p.get::<String>().map_err(|e| format!("{e:?}"))?);
-        }
-        Ok(args)
-    };
-    let reply = match standard::answer(&call, &mut string_args) {
-        Answer::Bench(member) => bench_reply(svc, msg, member).map_err(|e| (standard::INVALID_ARGS, format!("{e:#}"))),
-        Answer::ItemsProperty => {
-            let mut reply = hdr.make_response();
-            match reply.body.push_variant(svc.items.as_slice()) {
-                Ok(()) => Ok(reply),
-                Err(e) => Err((standard::FAILED, format!("{e:?}"))),
-            }
-        }
-        Answer::Reply { signature, body } => {
-            let mut reply = hdr.make_response();
-            reply.body = MarshalledMessageBody::from_parts(body, Vec::new(), signature, ByteOrder::LittleEndian);
-            Ok(reply)
-        }
-        Answer::Error { name, message } => Err((name, message)),
-    };
+    let reply = standard_reply!(
+        msg,
+        |p: &MessageBodyParser| p.get_next_sig() == Some("s"),
+        |signature: String| signature,
+        svc.items.as_slice(),
+        |member| bench_reply(svc, msg, member)
+    );
     match reply {
         Ok(reply) => Ok(Some(reply)),
         Err((name, message)) => {

@@ -1,0 +1,408 @@
+//! The IPC side with async-rustbus 0.2's `RpcConn` (SASL EXTERNAL and Hello on
+//! connect). Clients send `MessageBuilder` calls with `send_msg_w_rsp` and
+//! await the reply future; properties are read with a hand-built
+//! `org.freedesktop.DBus.Properties.Get` (no proxy and no property cache:
+//! every read is a round trip). Signals are `MessageBuilder::signal`s sent
+//! with `send_msg_wo_rsp`; receivers register a `MatchRule` with
+//! `insert_sig_match` (which also sends the bus its AddMatch) and take
+//! signals with `get_signal`.
+//!
+//! The server registers `/` with `CallAction::Queue`, so every call on every
+//! path lands in one queue (`get_call`): the library's own fallbacks are not
+//! used (its `Intro` handler unwraps the INTERFACE field, and its
+//! "UnknownInterface" error name is invalid). async-rustbus has no object,
+//! property or introspection layer, so `harness::ipc::standard` says what a
+//! call is: a benchmark method with the right argument signature (answered
+//! with async-rustbus, as is `Properties.Get` of `Items`), a standard interface
+//! (Introspect, Peer, GetAll, answered with the harness's encoding) or an
+//! error. Unlike rustbus 0.19, async-rustbus writes the ERROR_NAME field of an
+//! error reply (`MarshalledMessage::marshal_header` is its own), so error
+//! replies come from `DynamicHeader::make_error_response`.
+//!
+//! Every connection is made to the socket the transport names
+//! (`RpcConn::connect_to_path`); `get_session_bus_addr` reads only
+//! DBUS_SESSION_BUS_ADDRESS and `get_system_bus_addr` is a fixed path.
+//! Each client, subscriber and server owns a current-thread Tokio runtime
+//! and runs every operation with `block_on` on the calling thread.
+
+use std::path::Path;
+
+use anyhow::{anyhow, bail, ensure, Context, Result};
+use async_rustbus::rustbus_core::message_builder::{MarshalledMessage, MarshalledMessageBody, MessageBuilder};
+use async_rustbus::rustbus_core::message_builder::{MessageBodyParser, MessageType};
+use async_rustbus::rustbus_core::path::{ObjectPath, ObjectPathBuf};
+use async_rustbus::rustbus_core::signature::{Base, Type};
+use async_rustbus::rustbus_core::wire::unmarshal::traits::Variant;
+use async_rustbus::rustbus_core::ByteOrder;
+use async_rustbus::{CallAction, MatchRule, RpcConn};
+use harness::ipc::{self as h, IpcOp, Method, Transport};
+use harness::{payload, Digest};
+use rustbus::wire::marshal::traits::SignatureBuffer;
+use tokio::runtime::Runtime;
+
+use crate::standard_reply::standard_reply;
+use crate::WireResult;
+
+pub struct AsyncRustbusIpc;
+
+const PROPERTIES: &str = "org.freedesktop.DBus.Properties";
+
+/// Why nothing runs peer to peer: the service cannot be served there.
+const NO_P2P_SERVER: &str = "async-rustbus 0.2.0 cannot serve a peer-to-peer connection: its handshake \
+     (Conn::conn_handshake) is the client side of SASL only (do_auth, negotiate_unix_fds, BEGIN; nothing answers \
+     AUTH with OK <guid>), and every RpcConn constructor connects to an address and sends Hello: none takes an \
+     accepted socket";
+
+fn runtime() -> Result<Runtime> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("starting a current-thread Tokio runtime")
+}
+
+fn bus_socket(t: &Transport) -> Result<&Path> {
+    match t {
+        Transport::Bus { socket, .. } => Ok(socket),
+        Transport::P2p { .. } => bail!("{NO_P2P_SERVER}"),
+    }
+}
+
+/// A bus connection: SASL EXTERNAL and Hello.
+async fn connect(t: &Transport) -> Result<RpcConn> {
+    let socket = bus_socket(t)?;
+    RpcConn::connect_to_path(socket, false)
+        .await
+        .with_context(|| format!("connecting to {}", socket.display()))
+}
+
+/// Sends a call and awaits its reply; an error reply is an error.
+async fn call_msg(conn: &RpcConn, msg: &MarshalledMessage) -> Result<MarshalledMessage> {
+    let reply = conn.send_msg_w_rsp(msg).await?.await?;
+    if reply.typ == MessageType::Error {
+        let text: String = reply.body.parser().get().unwrap_or_default();
+        bail!(
+            "error reply {}: {text}",
+            reply.dynheader.error_name.as_deref().unwrap_or("(no name)")
+        );
+    }
+    Ok(reply)
+}
+
+/// What the reply's parser has not read yet must be nothing.
+fn read_all(p: &MessageBodyParser) -> Result<()> {
+    ensure!(p.get_next_sig().is_none(), "the reply has more arguments than expected");
+    Ok(())
+}
+
+/// A client of the benchmark service.
+struct Client {
+    conn: RpcConn,
+    destination: String,
+}
+
+impl Client {
+    async fn new(t: &Transport) -> Result<Self> {
+        Ok(Client {
+            conn: connect(t).await?,
+            destination: t.service_name().to_owned(),
+        })
+    }
+
+    fn message(&self, interface: &str, member: &str) -> MarshalledMessage {
+        MessageBuilder::new()
+            .call(member)
+            .with_interface(interface)
+            .on(h::OBJECT_PATH)
+            .at(self.destination.as_str())
+            .build()
+    }
+
+    /// Calls `member` of the benchmark interface with the arguments `args` pushes.
+    async fn call(
+        &self,
+        member: &str,
+        args: impl FnOnce(&mut MarshalledMessageBody) -> Result<(), rustbus::Error>,
+    ) -> Result<MarshalledMessage> {
+        let mut msg = self.message(h::INTERFACE, member);
+        args(&mut msg.body).wire()?;
+        call_msg(&self.conn, &msg).await
+    }
+
+    /// `Properties.Get(INTERFACE, "Items")`; `each` sees every pair, the count is returned.
+    async fn read_items(&self, mut each: impl FnMut(&str, &str)) -> Result<usize> {
+        let mut msg = self.message(PROPERTIES, "Get");
+        msg.body.push_param2(h::INTERFACE, h::PROPERTY).wire()?;
+        let reply = call_msg(&self.conn, &msg).await?;
+        let mut p = reply.body.parser();
+        let v: Variant = p.get().wire()?;
+        let items: Vec<(&str, &str)> = v.get().wire()?;
+        read_all(&p)?;
+        for (id, name) in &items {
+            each(id, name);
+        }
+        Ok(items.len())
+    }
+
+    async fn digest_items(&self, d: &mut Digest) -> Result<()> {
+        let n = self
+            .read_items(|id, name| {
+                d.str(id);
+                d.str(name);
+            })
+            .await?;
+        d.len(n);
+        Ok(())
+    }
+
+    async fn method(&self, m: Method) -> Result<u64> {
+        let member = m.member();
+        let reply = match m {
+            Method::InInt | Method::InOutInt => self.call(member, |b| b.push_param(h::IN_INT)).await?,
+            Method::InString => self.call(member, |b| b.push_param(h::IN_STRING)).await?,
+            Method::InOutString => self.call(member, |b| b.push_param(h::OUT_STRING)).await?,
+            _ => self.call(member, |_| Ok(())).await?,
+        };
+        let mut p = reply.body.parser();
+        let mut d = Digest::new();
+        match m {
+            Method::Void | Method::InInt | Method::InString => {}
+            Method::OutInt | Method::InOutInt => d.i32(p.get().wire()?),
+            Method::OutString | Method::InOutString => d.str(p.get().wire()?),
+            Method::ObjectRef => {
+                let (name, path): (&str, &ObjectPath) = p.get().wire()?;
+                d.str(name);
+                d.str(path.as_str());
+            }
+            Method::RelationSet => {
+                let set: Vec<(&str, &ObjectPath)> = p.get().wire()?;
+                for (name, path) in &set {
+                    d.str(name);
+                    d.str(path.as_str());
+                }
+                d.len(set.len());
+            }
+        }
+        read_all(&p)?;
+        Ok(d.finish())
+    }
+
+    async fn echo_bytes(&self, payload: &[u8]) -> Result<u64> {
+        let reply = self.call(h::ECHO_BYTES, |b| b.push_param(payload)).await?;
+        let mut p = reply.body.parser();
+        let mut d = Digest::new();
+        d.bytes(p.get::<&[u8]>().wire()?);
+        read_all(&p)?;
+        Ok(d.finish())
+    }
+}
+
+async fn emit_ping(conn: &RpcConn) -> Result<()> {
+    let mut sig = MessageBuilder::new()
+        .signal(h::INTERFACE, h::SIGNAL, h::OBJECT_PATH)
+        .build();
+    sig.body.push_param(h::SIGNAL_TEXT).wire()?;
+    // Returns once every byte is written.
+    conn.send_msg_wo_rsp(&sig).await?;
+    Ok(())
+}
+
+/// The library's match rule for `Ping` (the same rule as `h::ping_rule`).
+fn ping_match() -> MatchRule {
+    // Its queue field is private: built from the default.
+    let mut rule = MatchRule::default();
+    rule.path = Some(h::OBJECT_PATH.into());
+    rule.interface = Some(h::INTERFACE.into());
+    rule.member = Some(h::SIGNAL.into());
+    rule
+}
+
+/// A connection that receives `Ping`, and `extra_rules` rules that never match.
+async fn ping_receiver(t: &Transport, extra_rules: usize) -> Result<(RpcConn, MatchRule)> {
+    let conn = connect(t).await?;
+    let rule = ping_match();
+    conn.insert_sig_match(&rule).await.context("AddMatch for Ping")?;
+    for j in 0..extra_rules {
+        let mut never = MatchRule::default();
+        never.interface = Some(h::INTERFACE.into());
+        never.member = Some(format!("NoSuchSignal{j}").into());
+        conn.insert_sig_match(&never).await.context("AddMatch")?;
+    }
+    Ok((conn, rule))
+}
+
+/// The digest of the next `Ping`: its text.
+async fn receive_ping(conn: &RpcConn, rule: &MatchRule) -> Result<u64> {
+    let sig = conn.get_signal(rule).await?;
+    let mut d = Digest::new();
+    d.str(sig.body.parser().get().wire()?);
+    Ok(d.finish())
+}
+
+// ---- the server ----
+
+/// The served object's state (`harness::ipc`'s table).
+struct Service {
+    /// (service name, object path i); `ObjectRef` returns the first.
+    relation_set: Vec<(String, ObjectPathBuf)>,
+    items: Vec<(String, String)>,
+}
+
+/// The library's reply to a benchmark method whose argument signature the
+/// harness checked ([`standard::answer`]).
+fn bench_reply(svc: &Service, call: &MarshalledMessage, member: &str) -> Result<MarshalledMessage> {
+    let mut reply = call.dynheader.make_response();
+    let mut p = call.body.parser();
+    match member {
+        "Void" => {}
+        "InInt" => {
+            let _: i32 = p.get().wire()?;
+        }
+        "OutInt" => reply.body.push_param(h::OUT_INT).wire()?,
+        "InOutInt" => reply.body.push_param(p.get::<i32>().wire()?.wrapping_add(1)).wire()?,
+        "InString" => {
+            let _: &str = p.get().wire()?;
+        }
+        "OutString" => reply.body.push_param(h::OUT_STRING).wire()?,
+        "InOutString" => reply.body.push_param(p.get::<&str>().wire()?).wire()?,
+        "ObjectRef" => reply.body.push_param(&svc.relation_set[0]).wire()?,
+        "RelationSet" => reply.body.push_param(svc.relation_set.as_slice()).wire()?,
+        // `ay` both ways as one slice.
+        "EchoBytes" => reply.body.push_param(p.get::<&[u8]>().wire()?).wire()?,
+        other => bail!("no method {other}"),
+    }
+    Ok(reply)
+}
+
+/// The reply to any call: benchmark methods by async-rustbus, the standard
+/// interfaces and every error as `harness::ipc::standard` says.
+fn answer(svc: &Service, call: &MarshalledMessage) -> MarshalledMessage {
+    let reply = standard_reply!(
+        call,
+        |p: &MessageBodyParser| p.get_next_sig() == Some(&Type::Base(Base::String)),
+        SignatureBuffer::from_string,
+        svc.items.as_slice(),
+        |member| bench_reply(svc, call, member)
+    );
+    reply.unwrap_or_else(|(name, message)| call.dynheader.make_error_response(name, Some(message)))
+}
+
+async fn serve_bus(transport: &Transport, ready: &mut dyn FnMut()) -> Result<()> {
+    let name = transport.service_name();
+    let conn = connect(transport).await.context("connecting to the bus")?;
+    // Every path into one queue, registered before the name is public.
+    conn.insert_call_path("/", CallAction::Queue)
+        .await
+        .map_err(|e| anyhow!("registering /: {e:?}"))?;
+    ensure!(
+        conn.request_name(name).await?,
+        "requesting {name}: the bus did not make this connection its primary owner"
+    );
+    let service = Service {
+        relation_set: (0..10)
+            .map(|i| Ok((name.to_owned(), ObjectPathBuf::try_from(h::object_path(i)).wire()?)))
+            .collect::<Result<_>>()?,
+        items: h::items(),
+    };
+    ready();
+    loop {
+        let call = conn.get_call("/").await.context("receiving a call")?;
+        conn.send_msg_wo_rsp(&answer(&service, &call))
+            .await
+            .context("sending a reply")?;
+    }
+}
+
+type Op<'a> = Box<dyn FnMut() -> Result<u64> + 'a>;
+
+impl h::Ipc for AsyncRustbusIpc {
+    fn unsupported_ipc(&self, _op: IpcOp, p2p: bool) -> Option<String> {
+        // Ops that need a bus are answered by the harness (`harness::ipc::needs_bus`).
+        p2p.then(|| NO_P2P_SERVER.to_string())
+    }
+
+    fn serve(&mut self, transport: &Transport, ready: &mut dyn FnMut()) -> Result<()> {
+        bus_socket(transport)?;
+        runtime()?.block_on(serve_bus(transport, ready))
+    }
+
+    fn subscriber(&mut self, transport: &Transport, extra_rules: usize) -> Result<h::Subscriber> {
+        let rt = runtime()?;
+        let (conn, rule) = rt.block_on(ping_receiver(transport, extra_rules))?;
+        Ok(Box::new(move || rt.block_on(receive_ping(&conn, &rule))))
+    }
+
+    fn client<'a>(&'a mut self, transport: &Transport, op: IpcOp) -> Result<Op<'a>> {
+        let t = transport.clone();
+        let rt = runtime()?;
+        Ok(match op {
+            IpcOp::Call(m) => {
+                let client = rt.block_on(Client::new(&t))?;
+                Box::new(move || rt.block_on(client.method(m)))
+            }
+            IpcOp::EchoBytes(n) => {
+                let client = rt.block_on(Client::new(&t))?;
+                let payload = h::echo_payload(n);
+                Box::new(move || rt.block_on(client.echo_bytes(&payload)))
+            }
+            IpcOp::PropertyGet | IpcOp::PropertyGetX100 => {
+                let reads = if op == IpcOp::PropertyGet { 1 } else { 100 };
+                let client = rt.block_on(Client::new(&t))?;
+                Box::new(move || {
+                    rt.block_on(async {
+                        let mut d = Digest::new();
+                        for _ in 0..reads {
+                            client.digest_items(&mut d).await?;
+                        }
+                        Ok(d.finish())
+                    })
+                })
+            }
+            IpcOp::EmitReceive => {
+                let tx = rt.block_on(connect(&t))?;
+                let (rx, rule) = rt.block_on(ping_receiver(&t, 0))?;
+                Box::new(move || {
+                    rt.block_on(async {
+                        emit_ping(&tx).await?;
+                        receive_ping(&rx, &rule).await
+                    })
+                })
+            }
+            IpcOp::Fanout(_) | IpcOp::NonmatchingRules(_) => {
+                let conn = rt.block_on(connect(&t))?;
+                Box::new(move || {
+                    rt.block_on(emit_ping(&conn))?;
+                    Ok(Digest::new().finish())
+                })
+            }
+            IpcOp::ConnectHello => Box::new(move || {
+                // Dropping the connection closes its socket.
+                drop(rt.block_on(connect(&t))?);
+                Ok(Digest::new().finish())
+            }),
+            IpcOp::ConnectMarshalSend => {
+                let body = payload::mixed();
+                Box::new(move || {
+                    rt.block_on(async {
+                        let conn = connect(&t).await?;
+                        // Returns once every byte is written.
+                        conn.send_msg_wo_rsp(&crate::build_signal(&body)?).await?;
+                        anyhow::Ok(())
+                    })?;
+                    Ok(Digest::new().finish())
+                })
+            }
+            IpcOp::PropertyColdStart | IpcOp::RawSocket(_) => bail!("{op:?} is not a client operation"),
+        })
+    }
+
+    fn cold_start(&mut self, transport: &Transport) -> Result<Vec<(String, String)>> {
+        runtime()?.block_on(async {
+            let client = Client::new(transport).await?;
+            let mut items = Vec::new();
+            client
+                .read_items(|id, name| items.push((id.to_owned(), name.to_owned())))
+                .await?;
+            Ok(items)
+        })
+    }
+}

@@ -1,0 +1,3 @@
+fn main() {
+    lockfile::emit_library_version("tokio-dbus", "0.2.");
+}
