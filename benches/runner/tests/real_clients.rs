@@ -299,8 +299,8 @@ fn argument_errors(adapter: &str) -> Vec<&'static str> {
     match adapter {
         // zbus 3 to 5: zbus::Error::SignatureMismatch becomes this (zbus 6 says InvalidArgs).
         "zbus-3" | "zbus-4" | "zbus-5" => names.push("org.freedesktop.zbus.Error"),
-        // dbus-crossroads 0.5: a TypeMismatchError becomes MethodErr::failed.
-        "dbus-0.9" => names.push("org.freedesktop.DBus.Error.Failed"),
+        // dbus-crossroads 0.5 (dbus-tokio serves the same Crossroads): a TypeMismatchError becomes MethodErr::failed.
+        "dbus-0.9" | "dbus-tokio-0.7" => names.push("org.freedesktop.DBus.Error.Failed"),
         _ => {}
     }
     names

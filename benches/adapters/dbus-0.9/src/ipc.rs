@@ -1,5 +1,5 @@
-//! The IPC side over libdbus through dbus-rs 0.9's blocking API. Server: a
-//! `dbus_crossroads::Crossroads` instance (the object server published by the
+//! The IPC side over libdbus through dbus-rs 0.9's blocking API. Server: the
+//! `dbus_crossroads::Crossroads` of `service` (the object server published by the
 //! dbus-rs author) served on a `blocking::Connection` with `Crossroads::serve`.
 //! Client: `blocking::Proxy::method_call` for calls, the generated
 //! `stdintf::org_freedesktop_dbus::Properties::get` for `Items` (no cache: every
@@ -15,16 +15,14 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::{anyhow, bail, ensure, Context, Result};
-use dbus::arg::{Append, Arg, ArgType, Get, Iter, IterAppend};
 use dbus::blocking::stdintf::org_freedesktop_dbus::{Properties, RequestNameReply};
 use dbus::blocking::{Connection, Proxy};
 use dbus::channel::{Channel, Sender};
-use dbus::message::MatchRule;
-use dbus::strings::{Interface, Member, Path as DPath};
-use dbus::{Message, Signature};
-use dbus_crossroads::Crossroads;
+use dbus::Message;
 use harness::ipc::{self as h, IpcOp, Method, Transport};
 use harness::{payload, Digest};
+
+use crate::service::{self, digest_call, digest_items, ping_rule, ByteArray, NO_P2P_SERVER};
 
 pub struct DbusIpc;
 
@@ -33,89 +31,6 @@ const TIMEOUT: Duration = Duration::from_secs(30);
 
 /// How long one `Connection::process` waits before looping.
 const PROCESS_WAIT: Duration = Duration::from_secs(60);
-
-const NO_P2P_SERVER: &str = "dbus-rs 0.9.12 has no API to serve a peer-to-peer connection: a Channel can only be \
-     opened as a client (Channel::open_private / get_private); neither dbus nor libdbus-sys 0.2.7 wraps libdbus's \
-     DBusServer (dbus_server_listen and its new-connection callback), and there is no constructor of a \
-     Channel/Connection from an accepted socket or a server-side DBusConnection";
-
-/// `ay` read and written as one slice: `&[u8]` uses libdbus's fixed-array fast path
-/// (`dbus_message_iter_get_fixed_array` / `append_fixed_array`), where `Vec<u8>`
-/// would go element by element. One copy out of the message, like `Vec<u8>`.
-struct ByteArray(Vec<u8>);
-
-impl Arg for ByteArray {
-    const ARG_TYPE: ArgType = ArgType::Array;
-    fn signature() -> Signature<'static> {
-        Signature::from("ay")
-    }
-}
-
-impl Append for ByteArray {
-    fn append_by_ref(&self, i: &mut IterAppend) {
-        self.0.as_slice().append_by_ref(i)
-    }
-}
-
-impl<'a> Get<'a> for ByteArray {
-    fn get(i: &mut Iter<'a>) -> Option<Self> {
-        <&[u8]>::get(i).map(|s| ByteArray(s.to_vec()))
-    }
-}
-
-/// `(so)`: a bus name and an object path.
-type ObjectRef = (String, DPath<'static>);
-
-fn object_ref(service_name: &str, i: usize) -> ObjectRef {
-    (
-        service_name.to_owned(),
-        DPath::new(h::object_path(i)).expect("a valid object path"),
-    )
-}
-
-/// The data of the served object (`harness::ipc`'s table).
-struct BenchData {
-    object_ref: ObjectRef,
-    relation_set: Vec<ObjectRef>,
-    items: Vec<(String, String)>,
-}
-
-fn crossroads(service_name: &str) -> Crossroads {
-    // `Crossroads::new` adds org.freedesktop.DBus.Properties and Introspectable to every object.
-    let mut cr = Crossroads::new();
-    let iface = cr.register(h::INTERFACE, |b: &mut dbus_crossroads::IfaceBuilder<BenchData>| {
-        b.method("Void", (), (), |_, _, (): ()| Ok(()));
-        b.method("InInt", ("value",), (), |_, _, (_v,): (i32,)| Ok(()));
-        b.method("OutInt", (), ("value",), |_, _, (): ()| Ok((h::OUT_INT,)));
-        b.method("InOutInt", ("value",), ("value",), |_, _, (v,): (i32,)| Ok((v + 1,)));
-        b.method("InString", ("value",), (), |_, _, (_v,): (String,)| Ok(()));
-        b.method("OutString", (), ("value",), |_, _, (): ()| Ok((h::OUT_STRING,)));
-        b.method("InOutString", ("value",), ("value",), |_, _, (v,): (String,)| Ok((v,)));
-        b.method("ObjectRef", (), ("ref",), |_, d: &mut BenchData, (): ()| {
-            Ok((d.object_ref.clone(),))
-        });
-        b.method("RelationSet", (), ("set",), |_, d: &mut BenchData, (): ()| {
-            Ok((d.relation_set.clone(),))
-        });
-        b.method("EchoBytes", ("data",), ("data",), |_, _, (data,): (ByteArray,)| {
-            Ok((data,))
-        });
-        b.property::<Vec<(String, String)>, _>(h::PROPERTY)
-            .get(|_, d: &mut BenchData| Ok(d.items.clone()));
-        // For introspection only: clients emit Ping.
-        b.signal::<(String,), _>(h::SIGNAL, ("text",));
-    });
-    cr.insert(
-        h::OBJECT_PATH,
-        &[iface],
-        BenchData {
-            object_ref: object_ref(service_name, 0),
-            relation_set: (0..10).map(|i| object_ref(service_name, i)).collect(),
-            items: h::items(),
-        },
-    );
-    cr
-}
 
 /// A new bus connection: `Channel::open_private` (SASL) + `register` (Hello).
 fn connect(t: &Transport) -> Result<Connection> {
@@ -142,59 +57,19 @@ fn connect_proxy(t: &Transport) -> Result<BenchProxy> {
     ))
 }
 
-fn digest_object_ref(d: &mut Digest, r: &ObjectRef) {
-    d.str(&r.0);
-    d.str(&r.1);
-}
-
-fn digest_items(d: &mut Digest, items: &[(String, String)]) {
-    for (a, b) in items {
-        d.str(a);
-        d.str(b);
-    }
-    d.len(items.len());
-}
-
 fn call(proxy: &BenchProxy, m: Method) -> Result<u64> {
-    let mut d = Digest::new();
-    let i = h::INTERFACE;
-    let member = m.member();
-    match m {
-        Method::Void => proxy.method_call::<(), _, _, _>(i, member, ())?,
-        Method::InInt => proxy.method_call::<(), _, _, _>(i, member, (h::IN_INT,))?,
-        Method::OutInt => d.i32(proxy.method_call::<(i32,), _, _, _>(i, member, ())?.0),
-        Method::InOutInt => d.i32(proxy.method_call::<(i32,), _, _, _>(i, member, (h::IN_INT,))?.0),
-        Method::InString => proxy.method_call::<(), _, _, _>(i, member, (h::IN_STRING,))?,
-        Method::OutString => d.str(&proxy.method_call::<(String,), _, _, _>(i, member, ())?.0),
-        Method::InOutString => d.str(&proxy.method_call::<(String,), _, _, _>(i, member, (h::OUT_STRING,))?.0),
-        Method::ObjectRef => digest_object_ref(&mut d, &proxy.method_call::<(ObjectRef,), _, _, _>(i, member, ())?.0),
-        Method::RelationSet => {
-            let (set,): (Vec<ObjectRef>,) = proxy.method_call(i, member, ())?;
-            for r in &set {
-                digest_object_ref(&mut d, r);
-            }
-            d.len(set.len());
-        }
+    macro_rules! invoke {
+        ($reply:ty, $args:expr) => {
+            proxy.method_call::<$reply, _, _, _>(h::INTERFACE, m.member(), $args)?
+        };
     }
-    Ok(d.finish())
-}
-
-fn ping_rule() -> Result<MatchRule<'static>> {
-    let rule = h::ping_rule();
-    Ok(MatchRule::parse(&rule)
-        .map_err(|e| anyhow!("parsing {rule}: {e:?}"))?
-        .static_clone())
+    Ok(digest_call!(m, invoke))
 }
 
 /// Emits `Ping` and flushes it to the socket.
 fn emit_ping(conn: &Connection) -> Result<()> {
-    let msg = Message::signal(
-        &DPath::from(h::OBJECT_PATH),
-        &Interface::from(h::INTERFACE),
-        &Member::from(h::SIGNAL),
-    )
-    .append1(h::SIGNAL_TEXT);
-    conn.send(msg).map_err(|()| anyhow!("sending Ping failed"))?;
+    conn.send(service::ping())
+        .map_err(|()| anyhow!("sending Ping failed"))?;
     conn.channel().flush();
     Ok(())
 }
@@ -243,7 +118,7 @@ impl h::Ipc for DbusIpc {
             reply == RequestNameReply::PrimaryOwner,
             "requesting {service_name}: {reply:?}"
         );
-        let cr = crossroads(service_name);
+        let cr = service::crossroads(service_name);
         ready();
         // Calls that arrived before this wait in libdbus's queue.
         cr.serve(&conn)?;
@@ -262,9 +137,7 @@ impl h::Ipc for DbusIpc {
             received += 1;
             process_until(&conn, &counter, received)?;
             // The callback counts only Pings whose text is the expected one.
-            let mut d = Digest::new();
-            d.str(h::SIGNAL_TEXT);
-            Ok(d.finish())
+            Ok(service::ping_digest(h::SIGNAL_TEXT))
         }))
     }
 
@@ -280,9 +153,7 @@ impl h::Ipc for DbusIpc {
                 let payload = h::echo_payload(n);
                 Box::new(move || {
                     let (reply,): (ByteArray,) = proxy.method_call(h::INTERFACE, "EchoBytes", (payload.as_slice(),))?;
-                    let mut d = Digest::new();
-                    d.bytes(&reply.0);
-                    Ok(d.finish())
+                    Ok(service::digest_bytes(&reply))
                 })
             }
             IpcOp::PropertyGet | IpcOp::PropertyGetX100 => {
@@ -311,9 +182,7 @@ impl h::Ipc for DbusIpc {
                     emit_ping(&tx)?;
                     loop {
                         if let Some(text) = received.lock().expect("not poisoned").take() {
-                            let mut d = Digest::new();
-                            d.str(&text);
-                            return Ok(d.finish());
+                            return Ok(service::ping_digest(&text));
                         }
                         rx.process(PROCESS_WAIT)?;
                     }
@@ -334,15 +203,9 @@ impl h::Ipc for DbusIpc {
             IpcOp::ConnectMarshalSend => {
                 let body = payload::mixed();
                 Box::new(move || {
-                    let units = body.units().expect("marshal/mixed is units");
                     let conn = connect(&t)?;
-                    let mut msg = Message::new_signal(payload::PATH, payload::INTERFACE, payload::MEMBER)
-                        .map_err(|e| anyhow!(e))?;
-                    {
-                        let mut a = IterAppend::new(&mut msg);
-                        units.iter().for_each(|u| crate::append_unit(&mut a, u));
-                    }
-                    conn.send(msg).map_err(|()| anyhow!("sending the signal failed"))?;
+                    conn.send(service::mixed_signal(&body)?)
+                        .map_err(|()| anyhow!("sending the signal failed"))?;
                     conn.channel().flush(); // on the socket before the connection closes
                     drop(conn);
                     Ok(Digest::new().finish())

@@ -19,11 +19,11 @@ harness::adapter_main!(
     ipc: harness::ipc::NoTransport("dbus-message-parser has no transport: it only encodes and decodes messages")
 );
 
-struct Parser;
+mod value_tree;
 
-fn dict_entry(k: &str, v: Value) -> Value {
-    Value::DictEntry(Box::new((Value::String(k.to_string()), v)))
-}
+use value_tree::dict_entry;
+
+struct Parser;
 
 fn push_unit(u: &Unit, out: &mut Vec<Value>) -> Result<()> {
     out.push(Value::String(u.s.clone()));
@@ -55,60 +55,11 @@ fn array(v: &Value) -> Result<&[Value]> {
     }
 }
 
-fn string(v: &Value) -> Result<&str> {
+fn struct_fields(v: &Value) -> Result<&[Value]> {
     match v {
-        Value::String(s) => Ok(s),
-        other => bail!("expected a string, got {other:?}"),
+        Value::Struct(s) => Ok(s.as_ref()),
+        other => bail!("expected a struct, got {other:?}"),
     }
-}
-
-fn u64_of(v: &Value) -> Result<u64> {
-    match v {
-        Value::Uint64(x) => Ok(*x),
-        other => bail!("expected a u64, got {other:?}"),
-    }
-}
-
-fn entry(v: &Value) -> Result<&(Value, Value)> {
-    match v {
-        Value::DictEntry(e) => Ok(e),
-        other => bail!("expected a dict entry, got {other:?}"),
-    }
-}
-
-fn digest_unit(fields: &[Value], d: &mut Digest) -> Result<()> {
-    let [s, t, st, dict, at, as_] = fields else {
-        bail!("a unit has six fields")
-    };
-    d.str(string(s)?);
-    d.u64(u64_of(t)?);
-    let Value::Struct(st) = st else { bail!("expected (ts)") };
-    let [st0, st1] = st.as_ref() else {
-        bail!("expected two fields in (ts)")
-    };
-    d.u64(u64_of(st0)?);
-    d.str(string(st1)?);
-    let dict = array(dict)?;
-    for e in dict {
-        let (k, v) = entry(e)?;
-        d.str(string(k)?);
-        let Value::Int32(v) = v else {
-            bail!("expected an i32 value")
-        };
-        d.i32(*v);
-    }
-    d.len(dict.len());
-    let at = array(at)?;
-    for x in at {
-        d.u64(u64_of(x)?);
-    }
-    d.len(at.len());
-    let as_ = array(as_)?;
-    for s in as_ {
-        d.str(string(s)?);
-    }
-    d.len(as_.len());
-    Ok(())
 }
 
 impl Codec for Parser {
@@ -150,28 +101,8 @@ impl Codec for Parser {
         let (msg, _) = Message::decode(Bytes::copy_from_slice(bytes)).context("decoding")?;
         let body = msg.get_body();
         match shape {
-            Shape::Units { count } => {
-                if body.len() != count * 6 {
-                    bail!("expected {} values, got {}", count * 6, body.len());
-                }
-                for unit in body.chunks(6) {
-                    digest_unit(unit, d)?;
-                }
-            }
-            Shape::AsvDict => {
-                let [dict] = body else { bail!("expected one a{{sv}}") };
-                let dict = array(dict)?;
-                for e in dict {
-                    let (k, v) = entry(e)?;
-                    d.str(string(k)?);
-                    let Value::Variant(v) = v else {
-                        bail!("expected a variant")
-                    };
-                    d.str(string(v)?);
-                }
-                d.len(dict.len());
-            }
+            Shape::Units { count } => value_tree::digest_units(body, count, d),
+            Shape::AsvDict => value_tree::digest_asv_dict(body, d),
         }
-        Ok(())
     }
 }

@@ -1,0 +1,19 @@
+//! dbus-tokio 0.7: dbus-rs 0.9 driven by Tokio. dbus-tokio adds no codec of its
+//! own (messages are dbus-rs' `Message`s, marshalled by libdbus), so the codec
+//! cells run dbus-0.9's codec module, included here rather than copied. IPC:
+//! see `ipc`.
+
+harness::adapter_main!(
+    id: "dbus-tokio-0.7",
+    library: "dbus-tokio",
+    runtime: "tokio 1.x current-thread runtime (block_on on the calling thread; no worker threads): \
+              it polls each connection's dbus-tokio IOResource task, client and server alike",
+    codec: codec::DbusRs,
+    ipc: ipc::DbusTokioIpc::default()
+);
+
+#[path = "../../dbus-0.9/src/codec.rs"]
+mod codec;
+mod ipc;
+#[path = "../../dbus-0.9/src/service.rs"]
+mod service;
