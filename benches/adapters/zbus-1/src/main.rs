@@ -1,0 +1,15 @@
+//! zbus 1.x (zvariant 2): the codec is zbus-2's (../zbus-2/src/codec.rs, the
+//! same text compiled against zbus 1's header types and zvariant 2); IPC through
+//! zbus 1's synchronous API (src/ipc.rs).
+
+#[path = "../../zbus-2/src/codec.rs"]
+mod codec;
+mod ipc;
+
+harness::adapter_main!(
+    id: "zbus-1",
+    library: "zbus",
+    runtime: "blocking: the calling thread (zbus 1's Connection reads and writes its socket itself; no executor, no threads); the server's ObjectServer on one thread per connection",
+    codec: codec::Zbus,
+    ipc: ipc::ZbusIpc
+);
