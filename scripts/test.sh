@@ -12,11 +12,14 @@ step() { printf '\n==> %s\n' "$*"; }
 cd benches
 step "cargo fmt --check"
 cargo fmt --all --check
+# Adapters with a lockfile of their own are workspaces of their own (see their Cargo.toml).
+own_lock=(adapters/zbus-6-tokio/Cargo.toml adapters/zbus-2/Cargo.toml)
+for manifest in "${own_lock[@]}"; do
+  cargo fmt --manifest-path "$manifest" --check
+done
 step "cargo build --release (all adapters, runner, test tools)"
 cargo build --release --workspace
-# An adapter whose dependencies cannot share the workspace's Cargo.lock is a workspace of its own
-# (see its Cargo.toml), built into the same target directory so its binary sits next to the runner.
-own_lock=(adapters/zbus-6-tokio/Cargo.toml adapters/zbus-2/Cargo.toml)
+# Built into the same target directory, so that their binaries sit next to the runner.
 for manifest in "${own_lock[@]}"; do
   step "cargo build --release ($manifest, its own lockfile)"
   cargo build --release --locked --manifest-path "$manifest" --target-dir target
