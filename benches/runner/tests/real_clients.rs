@@ -46,6 +46,7 @@ fn serving_adapters() -> Vec<(String, PathBuf)> {
         "gio-0.22",
         "rustbus-0.19",
         "systemd-0.11",
+        "zbus-1",
         "zbus-3",
         "zbus-4",
         "zbus-5",

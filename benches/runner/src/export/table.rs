@@ -246,7 +246,7 @@ pub fn tables(r: &ResultsFile) -> Vec<Table<'_>> {
 }
 
 /// Library and version, or with the adapter id too when another adapter of
-/// the run has the same library and version (zbus-6 and zbus-6-tokio).
+/// the run has the same library and version (one library on two runtimes).
 pub fn label(r: &ResultsFile, a: &AdapterRecord) -> String {
     let label = row_label(a);
     if r.adapters.iter().any(|b| b.id != a.id && row_label(b) == label) {

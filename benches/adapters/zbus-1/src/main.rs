@@ -1,0 +1,13 @@
+//! zbus 1.x (zvariant 2): the codec in src/codec.rs (zbus 1's header types and
+//! zvariant 2); IPC through zbus 1's synchronous API (src/ipc.rs).
+
+mod codec;
+mod ipc;
+
+harness::adapter_main!(
+    id: "zbus-1",
+    library: "zbus",
+    runtime: "blocking: the calling thread (zbus 1's Connection reads and writes its socket itself; no executor, no threads); the server's ObjectServer on one thread per connection",
+    codec: codec::Zbus,
+    ipc: ipc::ZbusIpc
+);
