@@ -96,7 +96,11 @@ fn row(m: &Matrix, a: &AdapterEntry, d: &Described) -> Row {
             }
         }
     }
-    let serves = match (bus.supported > 0, p2p.supported > 0) {
+    // Every call cell calls a server of the adapter's own library: it serves
+    // where its call/void cell is supported.
+    let void = "call/void";
+    let on_bus = !d.unsupported.contains_key(void);
+    let serves = match (on_bus, on_bus && !d.unsupported_p2p.contains_key(void)) {
         (true, true) => "bus, p2p",
         (true, false) => "bus",
         _ => "no",
