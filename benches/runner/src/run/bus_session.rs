@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 use harness::contract::{Command, Subscribe};
@@ -166,18 +166,39 @@ impl BusSession {
             let what = format!("the {} server", adapter.id);
             Running::start_ready(bin, &serve, self.placement.server, what, Duration::from_secs(30))
         });
-        match entry {
-            Ok(s) => s.check_alive().map(|_| transport),
-            Err(e) => Err(e.clone()),
-        }
+        let alive = match entry {
+            Ok(s) => s.check_alive(),
+            Err(e) => return Err(e.clone()),
+        };
+        alive.map_err(|died| self.blame(died)).map(|_| transport)
     }
 
     /// `Err(what died)` if the bus or this adapter's server is gone.
     pub fn health(&mut self, adapter: &AdapterEntry) -> Result<(), String> {
         self.check_bus()?;
-        match self.servers.get_mut(&adapter.id) {
+        let alive = match self.servers.get_mut(&adapter.id) {
             Some(Ok(server)) => server.check_alive(),
             _ => Ok(()),
+        };
+        alive.map_err(|died| self.blame(died))
+    }
+
+    /// Who to blame for a dead server: a bus daemon closes its sockets (and
+    /// its clients exit) a moment before it can be reaped, so a server found
+    /// dead on a private bus asks the bus again for a short while first.
+    fn blame(&mut self, server_died: String) -> String {
+        if !matches!(self.medium, Medium::Bus(_)) {
+            return server_died;
+        }
+        let deadline = Instant::now() + Duration::from_millis(500);
+        loop {
+            if let Err(bus_died) = self.check_bus() {
+                return bus_died;
+            }
+            if Instant::now() >= deadline {
+                return server_died;
+            }
+            std::thread::sleep(Duration::from_millis(10));
         }
     }
 
