@@ -8,7 +8,8 @@
 //! - [`ipc`]: the benchmark service and the [`ipc::Ipc`] trait for IPC scenarios;
 //! - [`contract`]: the adapter commands as data, and the protocol words;
 //! - [`cli`]: what an adapter binary does with each command, and criterion timing;
-//! - [`results`]: the results schema; [`stats`]: medians of samples;
+//! - [`results`]: the results schema; [`raw_samples`]: the sample form of
+//!   adapters that cannot run criterion; [`stats`]: medians, the bootstrap;
 //! - [`digest`], [`alloc`]: field digests and the counting allocator.
 
 pub mod adapter;
@@ -18,6 +19,7 @@ pub mod contract;
 pub mod digest;
 pub mod ipc;
 pub mod payload;
+pub mod raw_samples;
 pub mod results;
 pub mod scenario;
 pub mod stats;

@@ -9,6 +9,8 @@
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::raw_samples::{BenchResult, RawMeasurement, RawSample, RawSampleError};
+
 pub const SCHEMA_VERSION: u32 = 2;
 /// Written into every results file so that foreign JSON is recognised.
 pub const FORMAT_NAME: &str = "dbus-matrix-results";
@@ -99,6 +101,10 @@ pub struct Measurement {
     /// Bytes processed per operation (the wire message length).
     pub throughput_bytes: u64,
     pub alloc: Option<AllocCost>,
+    /// Why `alloc` is absent, where it is not a Rust adapter's choice (an
+    /// interpreter has no counting allocator): reports show `—` with this.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alloc_unavailable: Option<String>,
     /// Instructions per operation under callgrind (set by the runner).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instructions_per_op: Option<f64>,

@@ -1,5 +1,7 @@
 //! Statistics of samples, shared by the adapters' timing (`results::WallTime`)
-//! and the runner's reports (its `stats` module re-exports these).
+//! and the runner's reports (its `stats` module re-exports these), and the
+//! one method that turns raw samples into figures: criterion's own
+//! percentile bootstrap ([`bootstrap_interval`]), with a fixed seed.
 
 /// The median of `values` in any order; NaN when there are none.
 pub fn median(values: &[f64]) -> f64 {
@@ -44,6 +46,76 @@ pub fn mean_and_sd(values: &[f64]) -> (f64, f64) {
     (mean, var.sqrt())
 }
 
+/// The seed of every bootstrap: the same samples give the same interval.
+const BOOTSTRAP_SEED: u64 = 0x6462_7573_2d6d_6174; // "dbus-mat"
+
+/// splitmix64: a small, well-known generator, enough to draw resample indices.
+struct SplitMix64(u64);
+
+impl SplitMix64 {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// An index below `n` (n is far below 2^32: the modulo bias is negligible).
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+/// The `p`-th percentile (0..=100) of sorted values, interpolating linearly
+/// between neighbours, as criterion's `Percentiles::at` does.
+pub fn percentile_of_sorted(sorted: &[f64], p: f64) -> f64 {
+    let n = sorted.len();
+    match n {
+        0 => f64::NAN,
+        1 => sorted[0],
+        _ => {
+            let rank = (p / 100.0) * (n - 1) as f64;
+            let (lo, frac) = (rank.floor() as usize, rank.fract());
+            if lo + 1 >= n {
+                sorted[n - 1]
+            } else {
+                sorted[lo] + (sorted[lo + 1] - sorted[lo]) * frac
+            }
+        }
+    }
+}
+
+/// The 95% percentile-bootstrap interval of `statistic` over `values`:
+/// `resamples` resamples with replacement (fixed seed), the 2.5th and 97.5th
+/// percentiles of the statistic over them. This is criterion's method for
+/// the intervals of its mean and median.
+pub fn bootstrap_interval(values: &[f64], resamples: usize, statistic: impl Fn(&mut [f64]) -> f64) -> (f64, f64) {
+    let mut rng = SplitMix64(BOOTSTRAP_SEED);
+    let mut resample = vec![0.0; values.len()];
+    let mut stats: Vec<f64> = (0..resamples.max(1))
+        .map(|_| {
+            for slot in resample.iter_mut() {
+                *slot = values[rng.below(values.len())];
+            }
+            statistic(&mut resample)
+        })
+        .collect();
+    stats.sort_by(f64::total_cmp);
+    (percentile_of_sorted(&stats, 2.5), percentile_of_sorted(&stats, 97.5))
+}
+
+/// The mean of `values` (a bootstrap statistic).
+pub fn mean(values: &mut [f64]) -> f64 {
+    values.iter().sum::<f64>() / values.len() as f64
+}
+
+/// The median of `values`, reordering them (a bootstrap statistic).
+pub fn median_in_place(values: &mut [f64]) -> f64 {
+    values.sort_unstable_by(f64::total_cmp);
+    median_of_sorted(values)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -71,5 +143,25 @@ mod tests {
         assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), 2.5);
         assert_eq!(median_of_sorted(&[1.0, 2.0, 10.0]), 2.0);
         assert!(median(&[]).is_nan());
+    }
+
+    #[test]
+    fn percentiles_interpolate_like_criterion() {
+        let v = [1.0, 2.0, 3.0, 4.0, 5.0];
+        assert_eq!(percentile_of_sorted(&v, 50.0), 3.0);
+        assert_eq!(percentile_of_sorted(&v, 2.5), 1.1);
+        assert_eq!(percentile_of_sorted(&v, 100.0), 5.0);
+        assert_eq!(percentile_of_sorted(&[7.0], 97.5), 7.0);
+    }
+
+    #[test]
+    fn bootstrap_intervals_hold_the_estimate_and_repeat_exactly() {
+        let v: Vec<f64> = (0..50).map(|i| 100.0 + f64::from(i % 7)).collect();
+        let (lo, hi) = bootstrap_interval(&v, 2000, mean);
+        let m = mean(&mut v.clone());
+        assert!(lo < m && m < hi, "{lo} {m} {hi}");
+        assert_eq!((lo, hi), bootstrap_interval(&v, 2000, mean));
+        // Constant samples: a zero-width interval.
+        assert_eq!(bootstrap_interval(&[5.0; 9], 100, median_in_place), (5.0, 5.0));
     }
 }

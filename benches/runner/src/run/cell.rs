@@ -11,7 +11,7 @@ use std::time::Duration;
 use anyhow::Result;
 use harness::contract::{self, CriterionSettings};
 use harness::ipc::{IpcOp, Transport};
-use harness::results::{Cell, CellKey, Measurement, Outcome};
+use harness::results::{BenchResult, Cell, CellKey, Measurement, Outcome};
 
 use super::bus_session::BusSession;
 use super::cold_start;
@@ -180,7 +180,7 @@ pub fn round(
     }
     let mut m = match std::fs::read(&result_file)
         .map_err(anyhow::Error::from)
-        .and_then(|b| serde_json::from_slice::<Measurement>(&b).map_err(Into::into))
+        .and_then(|b| BenchResult::from_json(&b, ctx.profile.nresamples).map_err(Into::into))
     {
         Ok(m) => m,
         Err(e) => {

@@ -42,6 +42,7 @@ pub fn measure(
         wall: WallTime::from_samples(&times),
         throughput_bytes: 0,
         alloc: None,
+        alloc_unavailable: Some("timed from outside as whole processes: allocations are not counted".into()),
         instructions_per_op: None,
         verification_notes: vec!["timed from outside: process start to exit, including exec".into()],
         floor_ratio: None,

@@ -91,6 +91,7 @@ mod tests {
             wall,
             throughput_bytes: 1,
             alloc: None,
+            alloc_unavailable: None,
             instructions_per_op: None,
             verification_notes: vec![format!("note {median}")],
             floor_ratio: None,

@@ -109,6 +109,8 @@ impl Page<'_> {
                         num(a.allocations_per_op),
                         num(a.bytes_per_op)
                     );
+                } else if let Some(why) = &m.alloc_unavailable {
+                    let _ = write!(tip, "; allocations: — ({why})");
                 }
                 let mut extra = Vec::new();
                 let mut class = "num";
