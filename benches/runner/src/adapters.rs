@@ -25,7 +25,13 @@ pub fn bin_dir(explicit: Option<&Path>) -> Result<PathBuf> {
     Ok(exe.parent().context("executable has no directory")?.to_path_buf())
 }
 
+/// The executable of an adapter: its Cargo binary in `bin_dir`; for a
+/// program, the file in its source directory (checked when matrix.toml was
+/// loaded), or its installed executable in `bin_dir` where adapters come prebuilt.
 pub fn binary(bin_dir: &Path, entry: &AdapterEntry) -> Result<PathBuf> {
+    if let Some(program) = entry.program_path.as_ref().filter(|_| !crate::matrix::prebuilt()) {
+        return Ok(program.clone());
+    }
     let p = bin_dir.join(&entry.package);
     if !p.is_file() {
         bail!(

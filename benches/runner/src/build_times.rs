@@ -270,7 +270,13 @@ fn replace_with_copy(from: &Path, to: &Path) -> Result<()> {
 }
 
 pub fn measure(opts: Options, interrupted: &AtomicBool) -> Result<Report> {
-    let selected: Vec<&AdapterEntry> = opts.matrix.select_adapters(&opts.adapters)?;
+    let mut selected: Vec<&AdapterEntry> = opts.matrix.select_adapters(&opts.adapters)?;
+    // Programs (adapters in other languages) have no Cargo build to time.
+    selected.retain(|a| !a.is_program());
+    anyhow::ensure!(
+        !selected.is_empty(),
+        "build-times: no Cargo adapter selected (programs are not built by cargo)"
+    );
     let ws = workspace(&opts.matrix.path)?;
     let cargo = version_of(&cargo_program(), &ws)?;
     let rustc_program = std::env::var_os("RUSTC").map_or_else(|| PathBuf::from("rustc"), PathBuf::from);

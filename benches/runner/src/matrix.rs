@@ -42,6 +42,22 @@ pub struct AdapterEntry {
     pub library: String,
     #[serde(default)]
     pub baseline: bool,
+    /// A program, not a Cargo package: the executable file in `path` that
+    /// the runner runs (an adapter in another language speaking the same
+    /// contract). `package` then names its installed executable where the
+    /// adapters come prebuilt ([`PREBUILT_ENV`]), and its sockets.
+    #[serde(default)]
+    pub program: Option<String>,
+    /// `path`/`program` against matrix.toml's directory (set after parsing).
+    #[serde(skip)]
+    pub program_path: Option<PathBuf>,
+}
+
+impl AdapterEntry {
+    /// Whether this adapter is a program rather than a Cargo package.
+    pub fn is_program(&self) -> bool {
+        self.program.is_some()
+    }
 }
 
 /// A library without an adapter, and why (not published, does not build
@@ -247,6 +263,11 @@ pub const RUNNER_PACKAGE: &str = env!("CARGO_PKG_NAME");
 /// without their sources (the Nix-wrapped runner): `path` is then not checked.
 pub const PREBUILT_ENV: &str = "DBUS_MATRIX_PREBUILT";
 
+/// Whether [`PREBUILT_ENV`] says the adapters come prebuilt without sources.
+pub fn prebuilt() -> bool {
+    std::env::var(PREBUILT_ENV).is_ok_and(|v| !v.is_empty() && v != "0")
+}
+
 /// Bounds of a profile's numbers: criterion's minimum sample size, and
 /// limits far above any useful run that keep every derived time finite.
 const SAMPLE_SIZE: std::ops::RangeInclusive<usize> = 10..=100_000;
@@ -285,6 +306,10 @@ impl Matrix {
             anyhow::anyhow!("{}{at}: {}{line}", path.display(), e.message().trim_end())
         })?;
         m.path = path.to_path_buf();
+        let dir = path.parent().unwrap_or(Path::new("")).to_path_buf();
+        for a in &mut m.adapters {
+            a.program_path = a.program.as_ref().map(|p| dir.join(&a.path).join(p));
+        }
         m.sha256 = Sha256::digest(text.as_bytes())
             .iter()
             .map(|b| format!("{b:02x}"))
@@ -322,6 +347,13 @@ impl Matrix {
             );
         }
         for a in &self.adapters {
+            if let Some(p) = &a.program {
+                ensure!(
+                    !p.is_empty() && !p.contains('/') && p != "." && p != "..",
+                    "adapter {}: program {p:?} must be a file name in the adapter's `path`",
+                    a.id
+                );
+            }
             ensure!(
                 a.package != RUNNER_PACKAGE,
                 "adapter {}: package {:?} is the runner itself, not an adapter",
@@ -344,7 +376,7 @@ impl Matrix {
     /// Every adapter's `path` exists, relative to this file (unless the
     /// adapters are prebuilt without sources, see [`PREBUILT_ENV`]).
     fn check_paths(&self) -> Result<()> {
-        if std::env::var(PREBUILT_ENV).is_ok_and(|v| !v.is_empty() && v != "0") {
+        if prebuilt() {
             return Ok(());
         }
         let dir = self.path.parent().unwrap_or(Path::new(""));
@@ -358,6 +390,17 @@ impl Matrix {
                 a.path,
                 crate_dir.display()
             );
+            if let Some(program) = &a.program_path {
+                use std::os::unix::fs::PermissionsExt;
+                let executable =
+                    std::fs::metadata(program).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
+                ensure!(
+                    executable,
+                    "adapter {}: program {} is not an executable file",
+                    a.id,
+                    program.display()
+                );
+            }
         }
         Ok(())
     }

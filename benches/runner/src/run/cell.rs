@@ -19,7 +19,7 @@ use super::plan::Planned;
 use super::roster::RunAdapter;
 use crate::adapter::{self, Running};
 use crate::matrix::Profile;
-use crate::{costs, instructions};
+use crate::{costs, instructions, verify};
 
 /// What every cell of a run shares.
 pub struct CellContext<'a> {
@@ -139,6 +139,20 @@ pub fn round(
         Some(Ok(Prepared::Measured(m))) => return Ok(Outcome::Ok(m)),
         Some(Err(reason)) => return Ok(Outcome::Failed { reason }),
     };
+    let mut runner_verified = Vec::new();
+    if first && cell.adapter.is_program() && ipc.is_none() {
+        // A program cannot call the harness's reference decoder: the runner
+        // checks its `emit` bytes and `demarshal` digests before its first round.
+        match verify::check(&cell.adapter.id, bin, &cell.scenario, ctx.scratch, ctx.interrupted).verdict {
+            verify::Verdict::Passed(notes) => runner_verified = notes,
+            verify::Verdict::Unsupported(reason) => return Ok(Outcome::Unsupported { reason }),
+            verify::Verdict::Failed(reason) => {
+                return Ok(Outcome::Failed {
+                    reason: format!("the runner's verification failed: {reason}"),
+                })
+            }
+        }
+    }
     let result_file = ctx.scratch.join("measurement.json");
     let _ = std::fs::remove_file(&result_file);
     let bench = contract::Command::Bench(contract::Bench {
@@ -189,6 +203,7 @@ pub fn round(
             })
         }
     };
+    m.verification_notes.extend(runner_verified);
     // Every IPC scenario, the raw-socket floor too (no session, no setup).
     let is_ipc = harness::scenario::find(&cell.scenario).is_some_and(|s| s.ipc_op().is_some());
     // Costs are counted once, in a cell's first round.

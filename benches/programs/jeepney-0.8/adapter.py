@@ -1,0 +1,243 @@
+#!/usr/bin/python3
+"""dbus-matrix adapter for jeepney (pure-Python D-Bus), its blocking API
+(jeepney.io.blocking), on Debian's interpreter and python3-jeepney.
+
+A program, not a Cargo package (matrix.toml `program`): it speaks the
+adapter contract through benches/programs/python/dbus_matrix_py."""
+
+import os
+import platform
+import sys
+from collections import deque
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "python"))
+
+import jeepney  # noqa: E402
+from jeepney import (DBusAddress, HeaderFields, MatchRule, Message, MessageFlag,  # noqa: E402
+                     MessageType, Properties, message_bus, new_error, new_method_call,
+                     new_method_return, new_signal)
+from jeepney.io.blocking import open_dbus_connection  # noqa: E402
+
+from dbus_matrix_py import canon, contract, service  # noqa: E402
+
+NO_P2P = ("jeepney 0.8 has no peer-to-peer connection: jeepney.io.blocking.DBusConnection "
+          "always says Hello to a bus when it opens, and there is no server side to accept one")
+DO_NOT_QUEUE = 4
+PRIMARY_OWNER = 1
+
+
+def _check_reply(reply, what):
+    if reply.header.message_type == MessageType.error:
+        name = reply.header.fields.get(HeaderFields.error_name)
+        raise RuntimeError("%s: %s %s" % (what, name, reply.body))
+    return reply.body
+
+
+def _ping(emitter):
+    return new_signal(emitter, canon.SIGNAL, "s", (canon.SIGNAL_TEXT,))
+
+
+class Jeepney:
+    id = "jeepney-0.8"
+    library = "jeepney"
+    version = jeepney.__version__
+    runtime = "CPython %s (%s), jeepney.io.blocking on the calling thread" % (
+        platform.python_version(), sys.executable)
+
+    # --- codec -----------------------------------------------------------
+    def unsupported_codec(self, kind, name):
+        return None
+
+    def marshal(self, body):
+        kind, values = body
+        if kind == "units":
+            args = []
+            for s, t, st, dict_, at, as_ in values:
+                args += [s, t, st, dict_, at, as_]
+        else:
+            args = [[(k, ("s", v)) for k, v in values]]
+        emitter = DBusAddress(canon.PATH, interface=canon.INTERFACE)
+        msg = new_signal(emitter, canon.MEMBER, canon.signature(body), tuple(args))
+        return msg.serialise(serial=canon.SERIAL)
+
+    def canonical_bytes(self, body):
+        # demarshal input: jeepney's own marshal output, which the runner
+        # decodes with the reference decoder (`emit`) before the first round.
+        return self.marshal(body)
+
+    def demarshal(self, data, shape, d):
+        body = Message.from_buffer(data).body
+        if shape == "units":
+            for u in range(0, len(body), 6):
+                s, t, st, dict_, at, as_ = body[u:u + 6]
+                d.str(s)
+                d.u64(t)
+                d.u64(st[0])
+                d.str(st[1])
+                for k, v in dict_.items():
+                    d.str(k)
+                    d.i32(v)
+                d.len(len(dict_))
+                for x in at:
+                    d.u64(x)
+                d.len(len(at))
+                for x in as_:
+                    d.str(x)
+                d.len(len(as_))
+        else:
+            entries = body[0]
+            for k, (sig, v) in entries.items():
+                if sig != "s":
+                    raise RuntimeError("a{sv} value of signature %r, not a string" % sig)
+                d.str(k)
+                d.str(v)
+            d.len(len(entries))
+
+    # --- IPC ---------------------------------------------------------------
+    def unsupported_ipc(self, op, p2p):
+        return NO_P2P if p2p else None
+
+    def _connect(self, t):
+        return open_dbus_connection(t["address"])
+
+    def serve(self, t, ready):
+        conn = self._connect(t)
+        name = t["service_name"]
+        owned = _check_reply(conn.send_and_get_reply(message_bus.RequestName(name, DO_NOT_QUEUE)), "RequestName")
+        if owned[0] != PRIMARY_OWNER:
+            raise RuntimeError("could not own %s (RequestName answered %d)" % (name, owned[0]))
+        ready()
+        while True:
+            msg = conn.receive()
+            h = msg.header
+            if h.message_type != MessageType.method_call:
+                continue
+            f = h.fields
+            answer = service.route(
+                f.get(HeaderFields.path), f.get(HeaderFields.interface), f.get(HeaderFields.member),
+                f.get(HeaderFields.signature, ""),
+                lambda: [a for a in msg.body if isinstance(a, str)])
+            if h.flags & MessageFlag.no_reply_expected:
+                continue
+            if answer[0] == "bench":
+                sig, body = service.bench_reply(answer[1], msg.body, name)
+                reply = new_method_return(msg, sig or None, body)
+            elif answer[0] == "items":
+                reply = new_method_return(msg, "v", (service.items_value(),))
+            elif answer[0] == "reply":
+                reply = new_method_return(msg, answer[1] or None, answer[2])
+            else:
+                reply = new_error(msg, answer[1], "s", (answer[2],))
+            conn.send(reply)
+
+    def subscriber(self, t, extra_rules):
+        conn = self._connect(t)
+        _check_reply(conn.send_and_get_reply(message_bus.AddMatch(canon.ping_rule())), "AddMatch")
+        for i in range(extra_rules):
+            _check_reply(conn.send_and_get_reply(message_bus.AddMatch(canon.nonmatching_rule(i))), "AddMatch")
+        rule = MatchRule(type="signal", interface=canon.BENCH_INTERFACE, member=canon.SIGNAL,
+                         path=canon.OBJECT_PATH)
+        queue = deque()
+        conn.filter(rule, queue=queue)
+
+        def receive():
+            msg = conn.recv_until_filtered(queue)
+            d = canon.Digest()
+            d.str(msg.body[0])
+            return d.finish()
+        return receive
+
+    def client(self, t, op):
+        kind, arg = op
+        empty = canon.Digest().finish()
+        emitter = DBusAddress(canon.OBJECT_PATH, interface=canon.BENCH_INTERFACE)
+        if kind == "connect-hello":
+            def hello():
+                self._connect(t).close()
+                return empty
+            return hello
+        if kind == "connect-marshal-send":
+            def marshal_send():
+                conn = self._connect(t)
+                body = canon.mixed()
+                args = []
+                for s, tt, st, dict_, at, as_ in body[1]:
+                    args += [s, tt, st, dict_, at, as_]
+                conn.send(new_signal(DBusAddress(canon.PATH, interface=canon.INTERFACE), canon.MEMBER,
+                                     canon.signature(body), tuple(args)))
+                conn.close()
+                return empty
+            return marshal_send
+        conn = self._connect(t)
+        addr = DBusAddress(canon.OBJECT_PATH, bus_name=t["service_name"], interface=canon.BENCH_INTERFACE)
+        if kind == "call":
+            member = arg
+            sig_in = next(i for _, m, i, _ in canon.METHODS if m == member)
+            args = {"i": (canon.IN_INT,), "s": (canon.IN_STRING if member == "InString" else canon.OUT_STRING,),
+                    "": ()}[sig_in]
+
+            def call():
+                body = _check_reply(conn.send_and_get_reply(
+                    new_method_call(addr, member, sig_in or None, args)), member)
+                d = canon.Digest()
+                if member in ("OutInt", "InOutInt"):
+                    d.i32(body[0])
+                elif member in ("OutString", "InOutString"):
+                    d.str(body[0])
+                elif member == "ObjectRef":
+                    d.str(body[0][0])
+                    d.str(body[0][1])
+                elif member == "RelationSet":
+                    for name, path in body[0]:
+                        d.str(name)
+                        d.str(path)
+                    d.len(len(body[0]))
+                return d.finish()
+            return call
+        if kind == "echo-bytes":
+            payload = canon.echo_payload(arg)
+
+            def echo():
+                body = _check_reply(conn.send_and_get_reply(
+                    new_method_call(addr, canon.ECHO_BYTES, "ay", (payload,))), canon.ECHO_BYTES)
+                d = canon.Digest()
+                d.bytes(body[0])
+                return d.finish()
+            return echo
+        if kind in ("property-get", "property-get-x100"):
+            reads = 100 if kind == "property-get-x100" else 1
+            props = Properties(addr)
+
+            def get():
+                d = canon.Digest()
+                for _ in range(reads):
+                    sig, value = _check_reply(conn.send_and_get_reply(props.get(canon.PROPERTY)), "Get")[0]
+                    if sig != "a(ss)":
+                        raise RuntimeError("Items came as %r, not a(ss)" % sig)
+                    canon.digest_items(d, value)
+                return d.finish()
+            return get
+        if kind == "emit-receive":
+            receiver = self.subscriber(t, 0)
+
+            def emit_receive():
+                conn.send(_ping(emitter))
+                return receiver()
+            return emit_receive
+        if kind in ("fanout", "nonmatching-rules"):
+            def emit():
+                conn.send(_ping(emitter))
+                return empty
+            return emit
+        raise RuntimeError("no client for %s" % kind)
+
+    def cold_start(self, t):
+        conn = self._connect(t)
+        addr = DBusAddress(canon.OBJECT_PATH, bus_name=t["service_name"], interface=canon.BENCH_INTERFACE)
+        sig, value = _check_reply(conn.send_and_get_reply(Properties(addr).get(canon.PROPERTY)), "Get")[0]
+        conn.close()
+        return [tuple(pair) for pair in value]
+
+
+if __name__ == "__main__":
+    contract.main(Jeepney())
