@@ -1,0 +1,137 @@
+//! Adapters that are programs, not Cargo packages (matrix.toml `program`):
+//! the runner runs them from their source directory, reads their raw
+//! samples into figures, and checks their marshal bytes and demarshal
+//! digests with the reference decoder itself before their first round.
+
+use std::path::PathBuf;
+
+use harness::results::{CellStatus, ResultsFile};
+
+use crate::common::*;
+
+const JEEPNEY: &str = "jeepney-0.8";
+
+fn jeepney_dir() -> PathBuf {
+    workspace().join("programs/jeepney-0.8")
+}
+
+/// A matrix of one program adapter (`program` in `dir`) on `scenarios` and `buses`.
+fn program_matrix(tmp: &TempDir, dir: &str, program: &str, scenarios: &[&str], buses: &[&str]) -> PathBuf {
+    let mut toml = format!(
+        "schema = 1\n[[adapter]]\nid = \"{JEEPNEY}\"\npackage = \"adapter-jeepney-0-8\"\npath = \"{dir}\"\n\
+         program = \"{program}\"\nlibrary = \"jeepney\"\n"
+    );
+    for s in scenarios {
+        toml += &format!("[[scenario]]\nid = \"{s}\"\n");
+    }
+    for b in buses {
+        toml += &format!("[[bus]]\nid = \"{b}\"\n");
+    }
+    toml += "[profile.smoke]\nsample_size = 10\nwarm_up = 0.05\nmeasurement = 0.1\nnresamples = 1000\ntimer = \"direct\"\n";
+    let path = tmp.path().join("matrix.toml");
+    std::fs::write(&path, toml).unwrap();
+    path
+}
+
+/// `run --profile smoke`; `cells_fail`: the run must end with failed cells (exit 1).
+fn run(matrix: &PathBuf, out: &std::path::Path, cells_fail: bool) -> ResultsFile {
+    let o = dbus_matrix(&[
+        "--matrix",
+        matrix.to_str().unwrap(),
+        "run",
+        "--profile",
+        "smoke",
+        "--quiet",
+        "--out",
+        out.to_str().unwrap(),
+    ])
+    .output()
+    .unwrap();
+    let want = if cells_fail { 1 } else { 0 };
+    assert_eq!(o.status.code(), Some(want), "run:\n{}", text(&o));
+    validate(&results_file(out))
+}
+
+fn cell<'a>(r: &'a ResultsFile, scenario: &str, bus: Option<&str>) -> &'a harness::results::Cell {
+    r.cells
+        .iter()
+        .find(|c| c.scenario == scenario && c.bus.as_deref() == bus)
+        .unwrap_or_else(|| panic!("no cell {scenario} on {bus:?}"))
+}
+
+#[test]
+fn a_program_adapter_runs_from_its_path_with_figures_from_its_raw_samples() {
+    let tmp = TempDir::new("program-jeepney");
+    let scenarios = [
+        "marshal/mixed",
+        "demarshal/asv-dict",
+        "call/relation-set",
+        "property/get-x100",
+        "property/cold-start",
+    ];
+    let matrix = program_matrix(
+        &tmp,
+        jeepney_dir().to_str().unwrap(),
+        "adapter.py",
+        &scenarios,
+        &["dbus-daemon", "p2p"],
+    );
+    let r = run(&matrix, &tmp.path().join("out"), false);
+    let a = r.adapters.iter().find(|a| a.id == JEEPNEY).expect("the adapter is recorded");
+    assert_eq!(a.version, "0.8.0");
+    assert!(a.runtime.as_deref().is_some_and(|r| r.contains("CPython")), "{:?}", a.runtime);
+    for s in ["marshal/mixed", "demarshal/asv-dict"] {
+        let c = cell(&r, s, None);
+        let m = c.measurement().unwrap_or_else(|| panic!("{s}: {:?}", c.reason()));
+        assert_eq!(m.wall.samples, 10, "{s}");
+        assert!(m.alloc.is_none() && m.alloc_unavailable.as_deref().is_some_and(|w| w.contains("CPython")));
+    }
+    let canonical = harness::wire::canonical_signal(&harness::payload::mixed()).len() as u64;
+    assert_eq!(cell(&r, "marshal/mixed", None).measurement().unwrap().throughput_bytes, canonical);
+    for s in ["call/relation-set", "property/get-x100", "property/cold-start"] {
+        let c = cell(&r, s, Some("dbus-daemon"));
+        assert_eq!(c.status(), CellStatus::Ok, "{s}: {:?}", c.reason());
+        let p2p = cell(&r, s, Some("p2p"));
+        assert_eq!(p2p.status(), CellStatus::Unsupported, "{s}");
+        assert!(p2p.reason().unwrap().contains("always says Hello"), "{:?}", p2p.reason());
+    }
+}
+
+/// A program whose `emit` flips a body byte and whose `demarshal` prints a
+/// made-up digest: the runner's own check must fail both cells.
+#[test]
+fn the_runner_checks_a_programs_bytes_and_digests_with_the_reference_decoder() {
+    let tmp = TempDir::new("program-lying");
+    let real = jeepney_dir().join("adapter.py");
+    let script = format!(
+        "#!/bin/sh\nreal={}\ncase \"$1\" in\n  emit) \"$real\" \"$@\" | /usr/bin/python3 -c \
+         'import sys; b = bytearray(sys.stdin.buffer.read()); b[b.rindex(b\"Testtest\")] ^= 1; sys.stdout.buffer.write(b)' ;;\n  \
+         demarshal) \"$real\" \"$@\" > /dev/null; echo 0123456789abcdef ;;\n  *) exec \"$real\" \"$@\" ;;\nesac\n",
+        real.display()
+    );
+    let liar = tmp.path().join("lying.sh");
+    std::fs::write(&liar, script).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&liar, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let matrix = program_matrix(&tmp, ".", "lying.sh", &["marshal/mixed", "demarshal/mixed"], &[]);
+    let r = run(&matrix, &tmp.path().join("out"), true);
+    let marshal = cell(&r, "marshal/mixed", None);
+    assert_eq!(marshal.status(), CellStatus::Failed);
+    let why = marshal.reason().unwrap();
+    assert!(why.contains("the runner's verification failed") && why.contains("body bytes differ"), "{why}");
+    let demarshal = cell(&r, "demarshal/mixed", None);
+    assert_eq!(demarshal.status(), CellStatus::Failed);
+    assert!(demarshal.reason().unwrap().contains("digest"), "{:?}", demarshal.reason());
+}
+
+#[test]
+fn a_program_that_is_no_file_name_or_not_executable_is_refused() {
+    let tmp = TempDir::new("program-bad");
+    std::fs::write(tmp.path().join("plain.py"), "print()\n").unwrap();
+    for (program, needle) in [("../adapter.py", "must be a file name"), ("plain.py", "not an executable file")] {
+        let matrix = program_matrix(&tmp, ".", program, &["marshal/mixed"], &[]);
+        let o = dbus_matrix(&["--matrix", matrix.to_str().unwrap(), "list"]).output().unwrap();
+        assert_eq!(o.status.code(), Some(2), "{program}: {}", text(&o));
+        assert!(text(&o).contains(needle), "{program}: {}", text(&o));
+    }
+}
