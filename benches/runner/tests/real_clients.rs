@@ -37,9 +37,18 @@ fn serving_adapters() -> Vec<(String, PathBuf)> {
             found.push((listing["id"].as_str().unwrap().to_string(), e.path()));
         }
     }
+    // Programs (adapters in other languages) run from their source directory.
+    let m: toml::Value = toml::from_str(&std::fs::read_to_string(repo_matrix()).unwrap()).unwrap();
+    for a in m["adapter"].as_array().unwrap() {
+        if let Some(program) = a.get("program").and_then(|p| p.as_str()) {
+            let path = repo_root().join(a["path"].as_str().unwrap()).join(program);
+            found.push((a["id"].as_str().unwrap().to_string(), path));
+        }
+    }
     found.sort();
     let ids: Vec<&str> = found.iter().map(|(id, _)| id.as_str()).collect();
     for expected in [
+        "jeepney-0.8",
         "async-rustbus-0.2",
         "dbus-0.9",
         "dbus-bytestream-0.1",
