@@ -48,6 +48,7 @@ fn serving_adapters() -> Vec<(String, PathBuf)> {
     found.sort();
     let ids: Vec<&str> = found.iter().map(|(id, _)| id.as_str()).collect();
     for expected in [
+        "dbus-python-1.3",
         "jeepney-0.8",
         "async-rustbus-0.2",
         "dbus-0.9",

@@ -1,0 +1,289 @@
+#!/usr/bin/python3
+"""dbus-matrix adapter for dbus-python (libdbus bindings), its idiomatic
+API: proxies from get_object (which introspect on their first call),
+dbus.Interface, dbus.service.Object on the GLib main loop; Debian's
+python3-dbus on Debian's interpreter.
+
+A program, not a Cargo package (matrix.toml `program`): it speaks the
+adapter contract through benches/programs/python/dbus_matrix_py."""
+
+import os
+import platform
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "python"))
+
+import dbus  # noqa: E402
+import dbus.connection  # noqa: E402
+import dbus.lowlevel  # noqa: E402
+import dbus.mainloop.glib  # noqa: E402
+import dbus.server  # noqa: E402
+import dbus.service  # noqa: E402
+from gi.repository import GLib  # noqa: E402
+
+from dbus_matrix_py import canon, contract, service  # noqa: E402
+
+NO_CODEC = ("dbus-python %s exposes no wire bytes: dbus.lowlevel.Message has no marshal or "
+            "demarshal (libdbus's dbus_message_marshal/demarshal are not bound)" % dbus.__version__)
+PROPS = "org.freedesktop.DBus.Properties"
+
+dbus.mainloop.glib.DBusGMainLoop(set_as_default=True)
+
+
+def _iterate_until(done):
+    ctx = GLib.MainContext.default()
+    while not done():
+        ctx.iteration(True)
+
+
+def _check_signature(msg, expected):
+    """dbus-python calls a method with whatever arguments came: the
+    signature check a D-Bus server owes its callers is ours."""
+    got = msg.get_signature() or ""
+    if got != expected:
+        raise dbus.exceptions.DBusException(
+            '%s takes arguments of signature "%s", not "%s"' % (msg.get_member(), expected, got),
+            name=service.INVALID_ARGS)
+
+
+class Bench(dbus.service.Object):
+    """The benchmark service on one connection (dbus-python's object server)."""
+
+    def __init__(self, conn, name):
+        super().__init__(conn, canon.OBJECT_PATH)
+        self.name = name
+
+    @dbus.service.method(canon.BENCH_INTERFACE, in_signature="", out_signature="")
+    def Void(self):
+        pass
+
+    @dbus.service.method(canon.BENCH_INTERFACE, in_signature="i", out_signature="", message_keyword="msg")
+    def InInt(self, v, msg):
+        _check_signature(msg, "i")
+        pass
+
+    @dbus.service.method(canon.BENCH_INTERFACE, in_signature="", out_signature="i")
+    def OutInt(self):
+        return canon.OUT_INT
+
+    @dbus.service.method(canon.BENCH_INTERFACE, in_signature="i", out_signature="i", message_keyword="msg")
+    def InOutInt(self, v, msg):
+        _check_signature(msg, "i")
+        return v + 1
+
+    @dbus.service.method(canon.BENCH_INTERFACE, in_signature="s", out_signature="", message_keyword="msg")
+    def InString(self, v, msg):
+        _check_signature(msg, "s")
+        pass
+
+    @dbus.service.method(canon.BENCH_INTERFACE, in_signature="", out_signature="s")
+    def OutString(self):
+        return canon.OUT_STRING
+
+    @dbus.service.method(canon.BENCH_INTERFACE, in_signature="s", out_signature="s", message_keyword="msg")
+    def InOutString(self, v, msg):
+        _check_signature(msg, "s")
+        return v
+
+    @dbus.service.method(canon.BENCH_INTERFACE, in_signature="", out_signature="(so)")
+    def ObjectRef(self):
+        return (self.name, dbus.ObjectPath(canon.object_path(0)))
+
+    @dbus.service.method(canon.BENCH_INTERFACE, in_signature="", out_signature="a(so)")
+    def RelationSet(self):
+        return [(self.name, dbus.ObjectPath(canon.object_path(i))) for i in range(10)]
+
+    @dbus.service.method(canon.BENCH_INTERFACE, in_signature="ay", out_signature="ay", byte_arrays=True, message_keyword="msg")
+    def EchoBytes(self, v, msg):
+        _check_signature(msg, "ay")
+        return dbus.ByteArray(v)
+
+    def _property(self, member, signature, args):
+        answer = service.route(canon.OBJECT_PATH, PROPS, member, signature, lambda: [str(a) for a in args])
+        if answer[0] == "error":
+            raise dbus.exceptions.DBusException(answer[2], name=answer[1])
+        return answer
+
+    @dbus.service.method(PROPS, in_signature="ss", out_signature="v")
+    def Get(self, interface, name):
+        self._property("Get", "ss", [interface, name])
+        return dbus.Array([dbus.Struct(p, signature="ss") for p in canon.items()], signature="(ss)")
+
+    @dbus.service.method(PROPS, in_signature="s", out_signature="a{sv}")
+    def GetAll(self, interface):
+        self._property("GetAll", "s", [interface])
+        items = dbus.Array([dbus.Struct(p, signature="ss") for p in canon.items()], signature="(ss)")
+        return dbus.Dictionary({canon.PROPERTY: items}, signature="sv")
+
+    @dbus.service.method(PROPS, in_signature="ssv", out_signature="")
+    def Set(self, interface, name, value):
+        self._property("Set", "ssv", [interface, name])
+
+    # The harness's XML (with the property and the signal, which
+    # dbus-python's own introspection leaves out).
+    @dbus.service.method(service.INTROSPECTABLE, in_signature="", out_signature="s",
+                         path_keyword="object_path")
+    def Introspect(self, object_path):
+        return service.introspection_xml_of(object_path)
+
+
+class PeerServer(dbus.server.Server):
+    """Peer to peer: one benchmark object per accepted connection."""
+
+    def connection_added(self, conn):
+        self.objects = getattr(self, "objects", []) + [Bench(conn, "")]
+
+
+def _digest_reply(member, value):
+    d = canon.Digest()
+    if member in ("OutInt", "InOutInt"):
+        d.i32(int(value))
+    elif member in ("OutString", "InOutString"):
+        d.str(str(value))
+    elif member == "ObjectRef":
+        d.str(str(value[0]))
+        d.str(str(value[1]))
+    elif member == "RelationSet":
+        for name, path in value:
+            d.str(str(name))
+            d.str(str(path))
+        d.len(len(value))
+    return d.finish()
+
+
+def _mixed_signal():
+    body = canon.mixed()
+    msg = dbus.lowlevel.SignalMessage(canon.PATH, canon.INTERFACE, canon.MEMBER)
+    args = []
+    for s, t, st, dict_, at, as_ in body[1]:
+        args += [s, t, st, dbus.Dictionary(dict(dict_), signature="si"), at, as_]
+    msg.append(*args, signature=canon.signature(body))
+    return msg
+
+
+def _ping():
+    msg = dbus.lowlevel.SignalMessage(canon.OBJECT_PATH, canon.BENCH_INTERFACE, canon.SIGNAL)
+    msg.append(canon.SIGNAL_TEXT, signature="s")
+    return msg
+
+
+class DbusPython:
+    id = "dbus-python-1.3"
+    library = "dbus-python"
+    version = dbus.__version__
+    runtime = ("CPython %s (%s), blocking proxy calls on the calling thread; signals and the server "
+               "on the GLib main loop (dbus.mainloop.glib) iterated on the calling thread"
+               % (platform.python_version(), sys.executable))
+
+    def unsupported_codec(self, kind, name):
+        return NO_CODEC
+
+    def unsupported_ipc(self, op, p2p):
+        return None
+
+    def _connect(self, t):
+        if t["kind"] == "p2p":
+            return dbus.connection.Connection(t.get("address") or "unix:path=" + t["socket"])
+        return dbus.bus.BusConnection(t["address"])
+
+    def serve(self, t, ready):
+        if t["kind"] == "p2p":
+            server = PeerServer("unix:path=" + t["socket"])  # noqa: F841 (kept alive by the loop)
+        else:
+            conn = self._connect(t)
+            owned = conn.request_name(t["service_name"], dbus.bus.NAME_FLAG_DO_NOT_QUEUE)
+            if owned != dbus.bus.REQUEST_NAME_REPLY_PRIMARY_OWNER:
+                raise RuntimeError("could not own %s (RequestName answered %d)" % (t["service_name"], owned))
+            obj = Bench(conn, t["service_name"])  # noqa: F841
+        ready()
+        GLib.MainLoop().run()
+
+    def subscriber(self, t, extra_rules):
+        conn = self._connect(t)
+        for i in range(extra_rules):
+            conn.add_match_string(canon.nonmatching_rule(i))
+        got = []
+        conn.add_signal_receiver(lambda text: got.append(str(text)), signal_name=canon.SIGNAL,
+                                 dbus_interface=canon.BENCH_INTERFACE, path=canon.OBJECT_PATH)
+
+        def receive():
+            _iterate_until(lambda: got)
+            d = canon.Digest()
+            d.str(got.pop(0))
+            return d.finish()
+        receive.conn = conn
+        return receive
+
+    def _proxy(self, conn, t):
+        name = t["service_name"] or None
+        return conn.get_object(name, canon.OBJECT_PATH)
+
+    def client(self, t, op):
+        kind, arg = op
+        empty = canon.Digest().finish()
+        if kind == "connect-hello":
+            def hello():
+                self._connect(t).close()
+                return empty
+            return hello
+        if kind == "connect-marshal-send":
+            def marshal_send():
+                conn = self._connect(t)
+                conn.send_message(_mixed_signal())
+                conn.flush()
+                conn.close()
+                return empty
+            return marshal_send
+        conn = self._connect(t)
+        if kind == "call":
+            iface = dbus.Interface(self._proxy(conn, t), canon.BENCH_INTERFACE)
+            method = getattr(iface, arg)
+            sig_in = next(i for _, m, i, _ in canon.METHODS if m == arg)
+            args = {"i": (dbus.Int32(canon.IN_INT),),
+                    "s": (canon.IN_STRING if arg == "InString" else canon.OUT_STRING,), "": ()}[sig_in]
+            return lambda: _digest_reply(arg, method(*args))
+        if kind == "echo-bytes":
+            iface = dbus.Interface(self._proxy(conn, t), canon.BENCH_INTERFACE)
+            payload = dbus.ByteArray(canon.echo_payload(arg))
+
+            def echo():
+                d = canon.Digest()
+                d.bytes(bytes(iface.EchoBytes(payload, byte_arrays=True)))
+                return d.finish()
+            return echo
+        if kind in ("property-get", "property-get-x100"):
+            reads = 100 if kind == "property-get-x100" else 1
+            props = dbus.Interface(self._proxy(conn, t), PROPS)
+
+            def get():
+                d = canon.Digest()
+                for _ in range(reads):
+                    canon.digest_items(d, [(str(a), str(b)) for a, b in props.Get(canon.BENCH_INTERFACE,
+                                                                                  canon.PROPERTY)])
+                return d.finish()
+            return get
+        if kind == "emit-receive":
+            receiver = self.subscriber(t, 0)
+
+            def emit_receive():
+                conn.send_message(_ping())
+                return receiver()
+            return emit_receive
+        if kind in ("fanout", "nonmatching-rules"):
+            def emit():
+                conn.send_message(_ping())
+                conn.flush()
+                return empty
+            return emit
+        raise RuntimeError("no client for %s" % kind)
+
+    def cold_start(self, t):
+        conn = self._connect(t)
+        props = dbus.Interface(self._proxy(conn, t), PROPS)
+        items = [(str(a), str(b)) for a, b in props.Get(canon.BENCH_INTERFACE, canon.PROPERTY)]
+        conn.close()
+        return items
+
+
+if __name__ == "__main__":
+    contract.main(DbusPython())
