@@ -1,0 +1,81 @@
+/* dbus-matrix adapter for libdbus used directly from C (no wrapper, no main
+ * loop library). The contract: benches/harness/src/contract.rs. */
+#ifndef DBUS_MATRIX_ADAPTER_H
+#define DBUS_MATRIX_ADAPTER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <dbus/dbus.h>
+
+/* --- canon.c: the canonical values, the digest, the service ------------- */
+typedef struct { uint64_t h; } digest_t;
+void d_init(digest_t *d);
+void d_u64(digest_t *d, uint64_t v);
+void d_i32(digest_t *d, int32_t v);
+void d_len(digest_t *d, uint64_t n);
+void d_bytes(digest_t *d, const void *b, size_t n);
+void d_str(digest_t *d, const char *s);
+
+#define PATH "/io/killing/spark"
+#define INTERFACE "io.killing.spark"
+#define MEMBER "TestSignal"
+#define OBJECT_PATH "/io/killing/spark"
+#define BENCH_INTERFACE "io.killing.spark.Bench"
+#define PROPERTY "Items"
+#define SIGNAL_NAME "Ping"
+#define SIGNAL_TEXT "Testtest"
+#define PROPS_INTERFACE "org.freedesktop.DBus.Properties"
+#define INVALID_ARGS "org.freedesktop.DBus.Error.InvalidArgs"
+
+/* One body: `units` units of st(ts)a{si}atas, or (asv) an a{sv} of strings. */
+typedef struct {
+    int asv;
+    int units;
+    int dict_len, at_len, as_len;
+    const char **dict_keys; /* dict values are all 1234567 */
+    uint64_t *at;
+    const char **as;
+    const char **asv_keys; /* asv values equal the keys */
+    int asv_len;
+} body_t;
+int body_of(const char *name, body_t *b); /* 0, or -1 for an unknown payload */
+uint64_t body_digest(const body_t *b);
+
+typedef enum {
+    OP_CALL, OP_ECHO, OP_PROP_GET, OP_PROP_X100, OP_COLD_START, OP_EMIT_RECEIVE, OP_FANOUT,
+    OP_NONMATCHING, OP_HELLO, OP_MARSHAL_SEND, OP_RAW_SOCKET
+} op_kind;
+typedef struct { op_kind kind; int method; long n; } op_t;
+typedef struct { const char *slug, *member, *in, *out; } method_t;
+extern const method_t METHODS[];
+#define N_METHODS 9
+
+/* A scenario: kind 'm' marshal, 'd' demarshal (payload), 'i' IPC (op). */
+typedef struct { char id[64]; char kind; char payload[16]; op_t op; } scenario_t;
+int scenarios(scenario_t *out); /* fills up to 64; returns the count */
+uint64_t expected_digest(op_t op, const char *service_name);
+const char *needs_bus(op_t op);
+void digest_items(digest_t *d);
+const char *item_id(int i);
+const char *item_name(int i);
+const char *object_path_of(int i);
+unsigned char *echo_payload(long n);
+const char *introspection_xml_of(const char *path); /* NULL: no such object */
+
+/* --- codec.c --------------------------------------------------------------- */
+DBusMessage *build_signal(const body_t *b);
+int marshal(const body_t *b, char **out, int *len); /* 0 ok */
+int demarshal(const char *buf, int len, int asv, digest_t *d, char *err, size_t errlen);
+
+/* --- ipc.c ----------------------------------------------------------------- */
+typedef struct { int p2p; const char *address, *socket, *service_name; } transport_t;
+extern const char *NO_P2P;
+int serve(const transport_t *t);
+int subscribe(const transport_t *t, int connections, int extra_rules, const char *ack_fifo);
+int cold_start(const transport_t *t);
+/* The client op: call it, it returns 0 and the digest of what came back. */
+typedef struct client client_t;
+client_t *client_new(const transport_t *t, op_t op, char *err, size_t errlen);
+int client_op(client_t *c, uint64_t *digest, char *err, size_t errlen);
+
+#endif
