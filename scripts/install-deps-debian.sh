@@ -2,8 +2,9 @@
 # Installs what host mode needs on Debian 12, idempotently (fast when done):
 #   runtime: dbus-daemon, dbus-broker, busd (cargo, the version matrix.toml names),
 #            libdbus-1-dev + pkg-config (dbus-rs links libdbus),
-#            python3 + python3-jeepney (the jeepney-0.8 program adapter: Debian's
-#            interpreter and package, never pip into the system site-packages)
+#            python3 + python3-jeepney, python3-dbus, python3-gi (the Python program
+#            adapters: Debian's interpreter and packages, never pip into the system
+#            site-packages), gcc (the libdbus C adapter builds itself with cc)
 #   tests:   valgrind (instruction counts), nix-bin (offline flake evaluation), chromium
 #            (headless, renders the HTML report), deadnix and nixpkgs-fmt (cargo),
 #            critcmp (cargo; reads `report --format critcmp` in tests),
@@ -13,7 +14,7 @@
 set -euo pipefail
 what=${1:-all}
 
-apt_packages=(dbus-daemon dbus-broker libdbus-1-dev libglib2.0-dev libsystemd-dev pkg-config util-linux python3 python3-jeepney)
+apt_packages=(dbus-daemon dbus-broker libdbus-1-dev libglib2.0-dev libsystemd-dev pkg-config util-linux python3 python3-jeepney python3-dbus python3-gi gcc)
 [ "$what" = all ] && apt_packages+=(valgrind nix-bin git chromium libglib2.0-bin systemd dbus-bin)
 
 missing=()
