@@ -27,7 +27,8 @@ fn program_matrix(tmp: &TempDir, dir: &str, program: &str, scenarios: &[&str], b
     for b in buses {
         toml += &format!("[[bus]]\nid = \"{b}\"\n");
     }
-    toml += "[profile.smoke]\nsample_size = 10\nwarm_up = 0.05\nmeasurement = 0.1\nnresamples = 1000\ntimer = \"direct\"\n";
+    toml +=
+        "[profile.smoke]\nsample_size = 10\nwarm_up = 0.05\nmeasurement = 0.1\nnresamples = 1000\ntimer = \"direct\"\n";
     let path = tmp.path().join("matrix.toml");
     std::fs::write(&path, toml).unwrap();
     path
@@ -77,9 +78,17 @@ fn a_program_adapter_runs_from_its_path_with_figures_from_its_raw_samples() {
         &["dbus-daemon", "p2p"],
     );
     let r = run(&matrix, &tmp.path().join("out"), false);
-    let a = r.adapters.iter().find(|a| a.id == JEEPNEY).expect("the adapter is recorded");
+    let a = r
+        .adapters
+        .iter()
+        .find(|a| a.id == JEEPNEY)
+        .expect("the adapter is recorded");
     assert_eq!(a.version, "0.8.0");
-    assert!(a.runtime.as_deref().is_some_and(|r| r.contains("CPython")), "{:?}", a.runtime);
+    assert!(
+        a.runtime.as_deref().is_some_and(|r| r.contains("CPython")),
+        "{:?}",
+        a.runtime
+    );
     for s in ["marshal/mixed", "demarshal/asv-dict"] {
         let c = cell(&r, s, None);
         let m = c.measurement().unwrap_or_else(|| panic!("{s}: {:?}", c.reason()));
@@ -87,13 +96,20 @@ fn a_program_adapter_runs_from_its_path_with_figures_from_its_raw_samples() {
         assert!(m.alloc.is_none() && m.alloc_unavailable.as_deref().is_some_and(|w| w.contains("CPython")));
     }
     let canonical = harness::wire::canonical_signal(&harness::payload::mixed()).len() as u64;
-    assert_eq!(cell(&r, "marshal/mixed", None).measurement().unwrap().throughput_bytes, canonical);
+    assert_eq!(
+        cell(&r, "marshal/mixed", None).measurement().unwrap().throughput_bytes,
+        canonical
+    );
     for s in ["call/relation-set", "property/get-x100", "property/cold-start"] {
         let c = cell(&r, s, Some("dbus-daemon"));
         assert_eq!(c.status(), CellStatus::Ok, "{s}: {:?}", c.reason());
         let p2p = cell(&r, s, Some("p2p"));
         assert_eq!(p2p.status(), CellStatus::Unsupported, "{s}");
-        assert!(p2p.reason().unwrap().contains("always says Hello"), "{:?}", p2p.reason());
+        assert!(
+            p2p.reason().unwrap().contains("always says Hello"),
+            "{:?}",
+            p2p.reason()
+        );
     }
 }
 
@@ -118,19 +134,31 @@ fn the_runner_checks_a_programs_bytes_and_digests_with_the_reference_decoder() {
     let marshal = cell(&r, "marshal/mixed", None);
     assert_eq!(marshal.status(), CellStatus::Failed);
     let why = marshal.reason().unwrap();
-    assert!(why.contains("the runner's verification failed") && why.contains("body bytes differ"), "{why}");
+    assert!(
+        why.contains("the runner's verification failed") && why.contains("body bytes differ"),
+        "{why}"
+    );
     let demarshal = cell(&r, "demarshal/mixed", None);
     assert_eq!(demarshal.status(), CellStatus::Failed);
-    assert!(demarshal.reason().unwrap().contains("digest"), "{:?}", demarshal.reason());
+    assert!(
+        demarshal.reason().unwrap().contains("digest"),
+        "{:?}",
+        demarshal.reason()
+    );
 }
 
 #[test]
 fn a_program_that_is_no_file_name_or_not_executable_is_refused() {
     let tmp = TempDir::new("program-bad");
     std::fs::write(tmp.path().join("plain.py"), "print()\n").unwrap();
-    for (program, needle) in [("../adapter.py", "must be a file name"), ("plain.py", "not an executable file")] {
+    for (program, needle) in [
+        ("../adapter.py", "must be a file name"),
+        ("plain.py", "not an executable file"),
+    ] {
         let matrix = program_matrix(&tmp, ".", program, &["marshal/mixed"], &[]);
-        let o = dbus_matrix(&["--matrix", matrix.to_str().unwrap(), "list"]).output().unwrap();
+        let o = dbus_matrix(&["--matrix", matrix.to_str().unwrap(), "list"])
+            .output()
+            .unwrap();
         assert_eq!(o.status.code(), Some(2), "{program}: {}", text(&o));
         assert!(text(&o).contains(needle), "{program}: {}", text(&o));
     }
