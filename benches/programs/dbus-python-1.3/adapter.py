@@ -171,8 +171,8 @@ class DbusPython:
     id = "dbus-python-1.3"
     library = "dbus-python"
     version = dbus.__version__
-    runtime = ("CPython %s (%s), blocking proxy calls on the calling thread; signals and the server "
-               "on the GLib main loop (dbus.mainloop.glib) iterated on the calling thread"
+    runtime = ("blocking: proxy calls block the calling thread; signals and the server on the GLib "
+               "main loop (dbus.mainloop.glib) iterated on the calling thread; CPython %s (%s)"
                % (platform.python_version(), sys.executable))
 
     def unsupported_codec(self, kind, name):

@@ -41,7 +41,7 @@ class Jeepney:
     id = "jeepney-0.8"
     library = "jeepney"
     version = jeepney.__version__
-    runtime = "CPython %s (%s), jeepney.io.blocking on the calling thread" % (
+    runtime = "blocking: jeepney.io.blocking on the calling thread; CPython %s (%s)" % (
         platform.python_version(), sys.executable)
 
     # --- codec -----------------------------------------------------------

@@ -94,9 +94,9 @@ static void list(void) {
     int n = scenarios(sc), maj, min, mic;
     dbus_get_version(&maj, &min, &mic);
     printf("{\"id\": \"" ID "\", \"library\": \"libdbus\", \"version\": \"%d.%d.%d\", \"runtime\": ", maj, min, mic);
-    json_string(stdout, "C (cc -O2), libdbus used directly: blocking calls on the calling thread, the server "
-                        "dispatching on its calling thread (no main loop); started through a /bin/sh wrapper "
-                        "that builds it when stale");
+    json_string(stdout, "blocking: libdbus used directly from C (cc -O2), calls on the calling thread, the "
+                        "server dispatching on its calling thread (no main loop); started through a /bin/sh "
+                        "wrapper that builds it when stale");
     printf(", \"scenarios\": [");
     for (int i = 0; i < n; i++) {
         printf("%s{\"id\": \"%s\", ", i ? ", " : "", sc[i].id);

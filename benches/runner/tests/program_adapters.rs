@@ -85,7 +85,9 @@ fn a_program_adapter_runs_from_its_path_with_figures_from_its_raw_samples() {
         .expect("the adapter is recorded");
     assert_eq!(a.version, "0.8.0");
     assert!(
-        a.runtime.as_deref().is_some_and(|r| r.contains("CPython")),
+        a.runtime
+            .as_deref()
+            .is_some_and(|r| r.starts_with("blocking: ") && r.contains("CPython")),
         "{:?}",
         a.runtime
     );
