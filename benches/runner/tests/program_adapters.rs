@@ -3,7 +3,7 @@
 //! samples into figures, and checks their marshal bytes and demarshal
 //! digests with the reference decoder itself before their first round.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use harness::results::{CellStatus, ResultsFile};
 
@@ -35,7 +35,7 @@ fn program_matrix(tmp: &TempDir, dir: &str, program: &str, scenarios: &[&str], b
 }
 
 /// `run --profile smoke`; `cells_fail`: the run must end with failed cells (exit 1).
-fn run(matrix: &PathBuf, out: &std::path::Path, cells_fail: bool) -> ResultsFile {
+fn run(matrix: &Path, out: &Path, cells_fail: bool) -> ResultsFile {
     let o = dbus_matrix(&[
         "--matrix",
         matrix.to_str().unwrap(),
