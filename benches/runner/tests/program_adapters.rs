@@ -94,7 +94,15 @@ fn a_program_adapter_runs_from_its_path_with_figures_from_its_raw_samples() {
     for s in ["marshal/mixed", "demarshal/asv-dict"] {
         let c = cell(&r, s, None);
         let m = c.measurement().unwrap_or_else(|| panic!("{s}: {:?}", c.reason()));
-        assert_eq!(m.wall.samples, 10, "{s}");
+        // The profile's 10 samples, or (an operation slower than the 0.1 s
+        // measurement time, on a loaded machine) single operations that say so.
+        let slow = m.verification_notes.iter().any(|n| n.starts_with("slow operation"));
+        assert!(
+            m.wall.samples == 10 || (slow && m.wall.samples >= 2),
+            "{s}: {} samples, notes {:?}",
+            m.wall.samples,
+            m.verification_notes
+        );
         assert!(m.alloc.is_none() && m.alloc_unavailable.as_deref().is_some_and(|w| w.contains("CPython")));
     }
     let canonical = harness::wire::canonical_signal(&harness::payload::mixed()).len() as u64;
