@@ -4,7 +4,8 @@
 #            libdbus-1-dev + pkg-config (dbus-rs links libdbus),
 #            python3 + python3-jeepney, python3-dbus, python3-gi (the Python program
 #            adapters: Debian's interpreter and packages, never pip into the system
-#            site-packages), gcc (the libdbus C adapter builds itself with cc)
+#            site-packages), gcc (the libdbus C adapter builds itself with cc),
+#            ruby-dbus (the ruby-dbus-0.16 program adapter, with Debian's ruby)
 #   tests:   valgrind (instruction counts), nix-bin (offline flake evaluation), chromium
 #            (headless, renders the HTML report), deadnix and nixpkgs-fmt (cargo),
 #            critcmp (cargo; reads `report --format critcmp` in tests),
@@ -14,7 +15,7 @@
 set -euo pipefail
 what=${1:-all}
 
-apt_packages=(dbus-daemon dbus-broker libdbus-1-dev libglib2.0-dev libsystemd-dev pkg-config util-linux python3 python3-jeepney python3-dbus python3-gi gcc)
+apt_packages=(dbus-daemon dbus-broker libdbus-1-dev libglib2.0-dev libsystemd-dev pkg-config util-linux python3 python3-jeepney python3-dbus python3-gi gcc ruby-dbus)
 [ "$what" = all ] && apt_packages+=(valgrind nix-bin git chromium libglib2.0-bin systemd dbus-bin)
 
 missing=()

@@ -50,6 +50,7 @@ fn serving_adapters() -> Vec<(String, PathBuf)> {
     for expected in [
         "dbus-python-1.3",
         "libdbus-c-1.14",
+        "ruby-dbus-0.16",
         "jeepney-0.8",
         "async-rustbus-0.2",
         "dbus-0.9",

@@ -1,0 +1,234 @@
+#!/usr/bin/ruby
+# dbus-matrix adapter for ruby-dbus (pure Ruby), its idiomatic client API:
+# RemoteBus, service(name).object(path), whose interfaces introspect the
+# object before the first call, and `iface["Items"]`, a Properties.Get per
+# read; on Debian's ruby and ruby-dbus 0.16.0.
+#
+# A program, not a Cargo package (matrix.toml `program`): it speaks the
+# adapter contract through benches/programs/ruby/dbus_matrix.
+$LOAD_PATH.unshift(File.join(__dir__, "..", "ruby"))
+require "dbus"
+require "dbus_matrix/canon"
+require "dbus_matrix/contract"
+require "dbus_matrix/service"
+
+class RubyDbus
+  C = DbusMatrix::Canon
+  S = DbusMatrix::Service
+  NO_P2P = "ruby-dbus 0.16 has no server side (no way to accept a peer-to-peer connection), " \
+           "and its RemoteBus always says Hello to a bus".freeze
+  VERSION = Gem::Specification.load("/usr/share/rubygems-integration/all/specifications/ruby-dbus-0.16.0.gemspec")&.version&.to_s || "unknown"
+
+  def id = "ruby-dbus-0.16"
+  def library = "ruby-dbus"
+  def version = VERSION
+
+  def runtime
+    "blocking: ruby-dbus' synchronous proxy calls on the calling thread; the server is hand-built on its " \
+      "message queue (ruby-dbus 0.16's object server has no org.freedesktop.DBus.Properties); " \
+      "Ruby #{RUBY_VERSION} (#{RbConfig.ruby})"
+  end
+
+  def unsupported_codec(_kind, _name) = nil
+  QUADRATIC_AY = "ruby-dbus 0.16 marshals an `ay` element by element into a String grown by `+=` " \
+                 "(quadratic): measured here 0.27 s for 32 KiB and 2.6 s for 128 KiB per message, so 1 MiB " \
+                 "would take minutes per message, twice per round trip, beyond any cell's time limit".freeze
+
+  def unsupported_ipc(op, p2p)
+    return NO_P2P if p2p
+    return QUADRATIC_AY if op == ["echo-bytes", 1048576]
+
+    nil
+  end
+
+  # --- codec -------------------------------------------------------------
+  def signal_of(body)
+    m = DBus::Message.new(DBus::Message::SIGNAL)
+    m.path = C::PATH
+    m.interface = C::INTERFACE
+    m.member = C::MEMBER
+    kind, values = body
+    if kind == :units
+      values.each do |s, t, st, dict, at, as|
+        m.add_param("s", s)
+        m.add_param("t", t)
+        m.add_param("(ts)", st)
+        m.add_param("a{si}", dict.to_h)
+        m.add_param("at", at)
+        m.add_param("as", as)
+      end
+    else
+      m.add_param("a{sv}", values.to_h { |k, v| [k, ["s", v]] })
+    end
+    m
+  end
+
+  def marshal(body)
+    m = signal_of(body)
+    m.instance_variable_set(:@serial, 1) # ruby-dbus numbers messages itself; the scenario says serial 1
+    m.marshall
+  end
+
+  def demarshal(data, shape, d)
+    m = DBus::Message.new
+    m.unmarshall_buffer(data)
+    params = m.params
+    if shape == :units
+      params.each_slice(6) do |s, t, st, dict, at, as|
+        d.str(s); d.u64(t); d.u64(st[0]); d.str(st[1])
+        dict.each { |k, v| d.str(k); d.i32(v) }
+        d.len(dict.size)
+        at.each { |x| d.u64(x) }
+        d.len(at.size)
+        as.each { |x| d.str(x) }
+        d.len(as.size)
+      end
+    else
+      entries = params[0]
+      entries.each { |k, v| d.str(k); d.str(v) }
+      d.len(entries.size)
+    end
+  end
+
+  # --- IPC ---------------------------------------------------------------
+  def connect(t) = DBus::RemoteBus.new(t[:address])
+
+  def reply_to(call, sig, values)
+    r = DBus::Message.method_return(call)
+    DBus::Type::Parser.new(sig).parse.zip(values).each { |type, v| r.add_param(type, v) }
+    r
+  end
+
+  def serve(t, ready)
+    raise NO_P2P if t[:p2p]
+
+    bus = connect(t)
+    owned = bus.proxy.RequestName(t[:service_name], 4)[0] # DO_NOT_QUEUE
+    raise "could not own #{t[:service_name]} (RequestName answered #{owned})" unless owned == 1
+
+    ready.call
+    loop do
+      m = bus.message_queue.pop
+      next unless m.message_type == DBus::Message::METHOD_CALL
+
+      strings = m.params.take_while { |p| p.is_a?(String) }
+      a = S.route(m.path, m.interface, m.member, m.signature.to_s, strings)
+      next if m.instance_variable_get(:@flags) & DBus::Message::NO_REPLY_EXPECTED != 0
+
+      reply = case a[0]
+              when :bench then reply_to(m, *S.bench_reply(a[1], m.params, t[:service_name]))
+              when :items then reply_to(m, "v", [["a(ss)", C.items]])
+              when :reply then reply_to(m, a[1], a[2])
+              else DBus::Message.error(m, a[1], a[2])
+              end
+      bus.message_queue.push(reply)
+    end
+  end
+
+  def subscriber(t, extra_rules)
+    bus = connect(t)
+    extra_rules.times { |i| bus.proxy.AddMatch(C.nonmatching_rule(i)) }
+    got = []
+    mr = DBus::MatchRule.new
+    mr.type = "signal"
+    mr.interface = C::BENCH_INTERFACE
+    mr.member = C::SIGNAL
+    mr.path = C::OBJECT_PATH
+    bus.add_match(mr) { |msg| got << msg.params[0] }
+    lambda do
+      bus.process(bus.message_queue.pop) while got.empty?
+      d = C::Digest.new
+      d.str(got.shift)
+      d.finish
+    end
+  end
+
+  def ping
+    m = DBus::Message.new(DBus::Message::SIGNAL)
+    m.path = C::OBJECT_PATH
+    m.interface = C::BENCH_INTERFACE
+    m.member = C::SIGNAL
+    m.add_param("s", C::SIGNAL_TEXT)
+    m
+  end
+
+  def interface_of(bus, t) = bus.service(t[:service_name]).object(C::OBJECT_PATH)[C::BENCH_INTERFACE]
+
+  def client(t, op)
+    kind, arg = op
+    empty = C::Digest.new.finish
+    case kind
+    when "connect-hello"
+      return lambda {
+        connect(t).message_queue.socket.close
+        empty
+      }
+    when "connect-marshal-send"
+      return lambda {
+        bus = connect(t)
+        bus.message_queue.push(signal_of(C::PAYLOADS["mixed"].call))
+        bus.message_queue.socket.close
+        empty
+      }
+    end
+    bus = connect(t)
+    case kind
+    when "call"
+      iface = interface_of(bus, t)
+      sig_in = C::METHODS.find { |_, m, _, _| m == arg }[2]
+      args = { "i" => [7], "s" => [arg == "InString" ? "Testtest" : C::OUT_STRING], "" => [] }[sig_in]
+      lambda do
+        out = iface.send(arg, *args)
+        d = C::Digest.new
+        case arg
+        when "OutInt", "InOutInt" then d.i32(out[0])
+        when "OutString", "InOutString" then d.str(out[0])
+        when "ObjectRef" then d.str(out[0][0]); d.str(out[0][1])
+        when "RelationSet"
+          out[0].each { |n, p| d.str(n); d.str(p) }
+          d.len(out[0].size)
+        end
+        d.finish
+      end
+    when "echo-bytes"
+      iface = interface_of(bus, t)
+      payload = C.echo_payload(arg).bytes
+      lambda do
+        d = C::Digest.new
+        d.bytes(iface.EchoBytes(payload)[0].pack("C*"))
+        d.finish
+      end
+    when "property-get", "property-get-x100"
+      iface = interface_of(bus, t)
+      reads = kind == "property-get-x100" ? 100 : 1
+      lambda do
+        d = C::Digest.new
+        reads.times { C.digest_items(d, iface[C::PROPERTY]) }
+        d.finish
+      end
+    when "emit-receive"
+      receive = subscriber(t, 0)
+      lambda do
+        bus.message_queue.push(ping)
+        receive.call
+      end
+    when "fanout", "nonmatching-rules"
+      lambda do
+        bus.message_queue.push(ping)
+        empty
+      end
+    else raise "no client for #{kind}"
+    end
+  end
+
+  def cold_start(t)
+    raise NO_P2P if t[:p2p]
+
+    bus = connect(t)
+    items = interface_of(bus, t)[C::PROPERTY]
+    bus.message_queue.socket.close
+    items
+  end
+end
+
+DbusMatrix::Contract.main(RubyDbus.new, ARGV)

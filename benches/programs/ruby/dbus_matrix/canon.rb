@@ -1,0 +1,162 @@
+# The canonical values, the field digest and the benchmark service, as the
+# harness defines them (harness/src/payload.rs, digest.rs, ipc.rs,
+# scenario.rs). The runner checks them: emit bytes by the reference decoder,
+# demarshal digests, every IPC reply's digest.
+module DbusMatrix
+  module Canon
+    M = (1 << 64) - 1
+    K = 0x517cc1b727220a95
+
+    # FxHash-style mixing over 64-bit words, as harness::digest::Digest.
+    class Digest
+      attr_reader :h
+
+      def initialize
+        @h = 0xcbf29ce484222325
+      end
+
+      def word(w)
+        @h = ((((@h << 5) | (@h >> 59)) & M) ^ w) * K & M
+      end
+
+      def u64(v) = word(v)
+      def i32(v) = word(v & 0xffffffff)
+      def len(n) = word(n | (1 << 63))
+      def str(s) = bytes(s.b)
+
+      def bytes(b)
+        b = b.b
+        word(b.bytesize)
+        full = b.bytesize / 8
+        b.unpack("Q<#{full}").each { |w| word(w) } if full > 0
+        rest = b.byteslice(full * 8, b.bytesize - full * 8)
+        word((rest + "\0" * (8 - rest.bytesize)).unpack1("Q<")) unless rest.empty?
+      end
+
+      def finish = @h
+    end
+
+    PATH = "/io/killing/spark".freeze
+    INTERFACE = "io.killing.spark".freeze
+    MEMBER = "TestSignal".freeze
+    UNIT_SIGNATURE = "st(ts)a{si}atas".freeze
+    U64_MAX = M
+    OBJECT_PATH = "/io/killing/spark".freeze
+    BENCH_INTERFACE = "io.killing.spark.Bench".freeze
+    PROPERTY = "Items".freeze
+    SIGNAL = "Ping".freeze
+    SIGNAL_TEXT = "Testtest".freeze
+    OUT_STRING = "TesttestTestest".freeze
+    ECHO_SIZES = [1, 64, 1024, 4096, 32768, 131072, 1048576].freeze
+    # [slug, member, in, out], in Method::ALL order
+    METHODS = [
+      %w[void Void] + ["", ""], %w[in-int InInt i] + [""], %w[out-int OutInt] + ["", "i"],
+      %w[in-out-int InOutInt i i], %w[in-string InString s] + [""], %w[out-string OutString] + ["", "s"],
+      %w[in-out-string InOutString s s], %w[object-ref ObjectRef] + ["", "(so)"],
+      %w[relation-set RelationSet] + ["", "a(so)"]
+    ].freeze
+    INTERFACE_METHODS = METHODS.map { |_, m, i, o| [m, i, o] } + [%w[EchoBytes ay ay]]
+
+    def self.repeated_decimal(i) = i.to_s * 12
+    def self.unit(dict, at, as) = ["Testtest", U64_MAX, [U64_MAX, "TesttestTestest"], dict, at, as]
+
+    PAYLOADS = {
+      "mixed" => -> { [:units, Array.new(10) { unit(%w[A B C D E].map { |k| [k, 1234567] }, [U64_MAX] * 15, [""]) }] },
+      "big-array" => -> { [:units, [unit([["A", 1234567]], [0] * 10240, [""])]] },
+      "str-array" => -> { [:units, [unit([["A", 1234567]], [0], (0...10240).map { |i| repeated_decimal(i) })]] },
+      "asv-dict" => -> { [:asv, (0...10240).map { |i| [repeated_decimal(i), repeated_decimal(i)] }] }
+    }.freeze
+
+    def self.signature(body) = body[0] == :units ? UNIT_SIGNATURE * body[1].size : "a{sv}"
+
+    def self.body_digest(body)
+      d = Digest.new
+      kind, values = body
+      if kind == :units
+        values.each do |s, t, st, dict, at, as|
+          d.str(s); d.u64(t); d.u64(st[0]); d.str(st[1])
+          dict.each { |k, v| d.str(k); d.i32(v) }
+          d.len(dict.size)
+          at.each { |x| d.u64(x) }
+          d.len(at.size)
+          as.each { |x| d.str(x) }
+          d.len(as.size)
+        end
+      else
+        values.each { |k, v| d.str(k); d.str(v) }
+        d.len(values.size)
+      end
+      d.finish
+    end
+
+    def self.object_path(i) = "#{OBJECT_PATH}/object/#{i}"
+    def self.items = (0...10).map { |i| ["id#{i}", "Item number #{i}"] }
+    def self.echo_payload(n) = (0...n).map { |i| i % 251 }.pack("C*")
+    def self.ping_rule = "type='signal',interface='#{BENCH_INTERFACE}',member='#{SIGNAL}',path='#{OBJECT_PATH}'"
+    def self.nonmatching_rule(i) = "type='signal',interface='#{BENCH_INTERFACE}',member='NoSuchSignal#{i}'"
+
+    def self.digest_items(d, values)
+      values.each { |a, b| d.str(a); d.str(b) }
+      d.len(values.size)
+    end
+
+    # What the client must receive per operation (ipc.rs `expected_digest`).
+    def self.expected_digest(op, service_name)
+      kind, arg = op
+      d = Digest.new
+      case kind
+      when "call"
+        case arg
+        when "OutInt" then d.i32(42)
+        when "InOutInt" then d.i32(8)
+        when "OutString", "InOutString" then d.str(OUT_STRING)
+        when "ObjectRef" then d.str(service_name); d.str(object_path(0))
+        when "RelationSet"
+          10.times { |i| d.str(service_name); d.str(object_path(i)) }
+          d.len(10)
+        end
+      when "echo-bytes", "raw-socket" then d.bytes(echo_payload(arg))
+      when "property-get", "property-cold-start" then digest_items(d, items)
+      when "property-get-x100" then 100.times { digest_items(d, items) }
+      when "emit-receive" then d.str(SIGNAL_TEXT)
+      end
+      d.finish
+    end
+
+    # Every scenario id with its kind, in the harness's order.
+    def self.scenarios
+      out = []
+      %w[marshal demarshal].each { |p| PAYLOADS.each_key { |n| out << ["#{p}/#{n}", [p, n]] } }
+      METHODS.each { |slug, m, _, _| out << ["call/#{slug}", ["ipc", ["call", m]]] }
+      ECHO_SIZES.each { |n| out << ["call/echo-bytes/#{n}", ["ipc", ["echo-bytes", n]]] }
+      out << ["property/get", ["ipc", ["property-get", nil]]]
+      out << ["property/get-x100", ["ipc", ["property-get-x100", nil]]]
+      out << ["property/cold-start", ["ipc", ["property-cold-start", nil]]]
+      out << ["signal/emit-receive", ["ipc", ["emit-receive", nil]]]
+      [1, 10, 100].each { |n| out << ["signal/fanout/#{n}", ["ipc", ["fanout", n]]] }
+      [10, 100, 1000, 10000].each { |n| out << ["signal/nonmatching-rules/#{n}", ["ipc", ["nonmatching-rules", n]]] }
+      out << ["connect/hello", ["ipc", ["connect-hello", nil]]]
+      out << ["connect/marshal-send", ["ipc", ["connect-marshal-send", nil]]]
+      ECHO_SIZES.each { |n| out << ["baseline/raw-socket/#{n}", ["ipc", ["raw-socket", n]]] }
+      out
+    end
+
+    def self.subscribers_of(op)
+      case op[0]
+      when "fanout" then [op[1], 0]
+      when "nonmatching-rules" then [1, op[1]]
+      end
+    end
+
+    NEEDS_BUS = {
+      "connect-hello" => "peer to peer there is no bus to say Hello to: a p2p connection is SASL only",
+      "emit-receive" => "needs a bus to route the signal: peer to peer, a signal emitted on one connection " \
+                        "reaches only the server at the other end, never a second client connection",
+      "fanout" => "fan-out needs a bus: peer to peer there are no match rules and nothing routes " \
+                  "one signal to other connections",
+      "nonmatching-rules" => "match rules are installed on a bus (AddMatch); peer to peer there is no bus to " \
+                             "hold them"
+    }.freeze
+    def self.needs_bus(op) = NEEDS_BUS[op[0]]
+  end
+end
