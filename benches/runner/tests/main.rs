@@ -25,6 +25,7 @@ mod matrix_smoke;
 mod matrix_validation;
 mod program_adapters;
 mod provenance;
+mod raw_samples;
 mod real_clients;
 mod report_snapshots;
 mod resume;

@@ -1,6 +1,8 @@
 //! The raw-sample form (what a non-Rust adapter writes) and the one method
-//! that turns samples into figures: fed criterion's own raw samples of one
-//! run, it must agree with criterion's estimates of that run within 2%.
+//! that turns samples into figures (harness::raw_samples): fed criterion's
+//! own raw samples of one run, it must agree with criterion's estimates of
+//! that run within 2%. Here, not in the harness, because the Nix source
+//! filter keeps runner/tests/fixtures/ only.
 
 use std::path::{Path, PathBuf};
 
@@ -8,8 +10,8 @@ use harness::cli::read_criterion_output;
 use harness::results::{BenchResult, Estimate, RawSample, WallTime};
 
 fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/criterion")
+    crate::common::workspace()
+        .join("runner/tests/fixtures/criterion")
         .join(name)
 }
 
