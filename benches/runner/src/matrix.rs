@@ -42,6 +42,11 @@ pub struct AdapterEntry {
     pub library: String,
     #[serde(default)]
     pub baseline: bool,
+    /// Its directory holds a Cargo.lock: a Cargo workspace of its own, built
+    /// with `--manifest-path` (set when the file is read; false where the
+    /// sources are absent).
+    #[serde(skip)]
+    pub own_lockfile: bool,
 }
 
 /// A library without an adapter, and why (not published, does not build
@@ -285,6 +290,10 @@ impl Matrix {
             anyhow::anyhow!("{}{at}: {}{line}", path.display(), e.message().trim_end())
         })?;
         m.path = path.to_path_buf();
+        let dir = path.parent().unwrap_or(Path::new(""));
+        for a in &mut m.adapters {
+            a.own_lockfile = dir.join(&a.path).join("Cargo.lock").is_file();
+        }
         m.sha256 = Sha256::digest(text.as_bytes())
             .iter()
             .map(|b| format!("{b:02x}"))
@@ -360,6 +369,22 @@ impl Matrix {
             );
         }
         Ok(())
+    }
+
+    /// The manifest of an adapter with a lockfile of its own (a Cargo workspace
+    /// of its own, excluded from benches/: zbus-2, zbus-6-tokio), or `None`
+    /// for a member of the one workspace. The lockfile's presence decides, as
+    /// for scripts/test.sh and nix/adapters.nix. Absolute, as cargo runs
+    /// elsewhere.
+    pub fn own_lock_manifest(&self, a: &AdapterEntry) -> Option<PathBuf> {
+        let manifest = self
+            .path
+            .parent()
+            .unwrap_or(Path::new(""))
+            .join(&a.path)
+            .join("Cargo.toml");
+        a.own_lockfile
+            .then(|| std::path::absolute(&manifest).unwrap_or(manifest))
     }
 
     /// What a results file records about this file: absolute path and hash.
