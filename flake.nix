@@ -26,13 +26,13 @@
           workspace = import ./nix/workspace.nix { inherit pkgs craneLib util; };
           buses = import ./nix/buses.nix { inherit pkgs craneLib matrix util; };
           adapters = import ./nix/adapters.nix { inherit craneLib workspace matrix; };
-          runner = import ./nix/runner.nix { inherit pkgs craneLib workspace matrix adapters buses revision util; };
+          runner = import ./nix/runner.nix { inherit pkgs craneLib workspace matrix buses revision util; adapters = adapters.packages; };
           vmTests = import ./vm-tests { inherit pkgs matrix buses runner revision util; };
           apps = import ./nix/apps.nix { inherit pkgs runner vmTests; };
         in
         {
-          packages = adapters // { inherit (runner) dbus-matrix default; };
-          checks = import ./nix/checks.nix { inherit pkgs craneLib workspace matrix buses vmTests; appScripts = apps.scripts; };
+          packages = adapters.packages // { inherit (runner) dbus-matrix default; };
+          checks = import ./nix/checks.nix { inherit pkgs craneLib workspace matrix buses adapters vmTests; appScripts = apps.scripts; };
           inherit (apps) apps;
           devShells.default = import ./nix/devshell.nix { inherit pkgs buses; };
           formatter = pkgs.nixpkgs-fmt;

@@ -1,11 +1,37 @@
 # One package per adapter of matrix.toml (attribute = adapter id), each built
-# with `cargo build -p <package>` on the shared dependency build.
+# with `cargo build -p <package>` on the shared dependency build; or, for an
+# adapter whose directory holds a Cargo.lock (a Cargo workspace of its own,
+# excluded from benches/: see matrix.toml's header), with
+# `--manifest-path <path>/Cargo.toml` against that lockfile, with no shared
+# dependency build (its dependencies are other versions).
 { craneLib, workspace, matrix }:
 let
-  mkAdapter = adapter: craneLib.buildPackage (workspace.commonArgs // {
-    inherit (workspace) cargoArtifacts;
+  # matrix.toml's `path` is relative to the repository; the Cargo source is benches/.
+  workspaceRelative = path:
+    let prefix = "benches/"; n = builtins.stringLength prefix; in
+    if builtins.substring 0 n path == prefix
+    then builtins.substring n (builtins.stringLength path - n) path
+    else throw "matrix.toml: adapter path ${path} is not under benches/";
+
+  ownLockfile = adapter: ../. + "/${adapter.path}/Cargo.lock";
+  hasOwnLockfile = adapter: builtins.pathExists (ownLockfile adapter);
+
+  manifest = adapter: "${workspaceRelative adapter.path}/Cargo.toml";
+
+  buildArgs = adapter:
+    if hasOwnLockfile adapter then {
+      # crane vendors from this lockfile (vendorCargoDeps' cargoLock), not from
+      # the workspace's at the root of the source.
+      cargoLock = ownLockfile adapter;
+      cargoArtifacts = null;
+      cargoExtraArgs = "--locked --manifest-path ${manifest adapter}";
+    } else {
+      inherit (workspace) cargoArtifacts;
+      cargoExtraArgs = "--locked -p ${adapter.package}";
+    };
+
+  mkAdapter = adapter: craneLib.buildPackage (workspace.commonArgs // buildArgs adapter // {
     pname = adapter.package;
-    cargoExtraArgs = "--locked -p ${adapter.package}";
     # The workspace's tests run once, in the cargo-nextest check.
     doCheck = false;
     # crane installs the binaries named in cargo's build log; make sure the
@@ -21,4 +47,9 @@ let
 
   adapterAttr = adapter: { name = adapter.id; value = mkAdapter adapter; };
 in
-builtins.listToAttrs (map adapterAttr matrix.adapters)
+{
+  packages = builtins.listToAttrs (map adapterAttr matrix.adapters);
+  # The adapters the workspace build does not contain, for the checks.
+  ownLockfile = builtins.filter hasOwnLockfile matrix.adapters;
+  inherit buildArgs manifest;
+}

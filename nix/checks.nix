@@ -1,10 +1,39 @@
 # `nix flake check`: the Rust checks (rustfmt, clippy with warnings denied,
 # nextest), the Nix lints (deadnix, nixpkgs-fmt), the NixOS VM tests and the
 # apps' scripts (built, so shellchecked).
-{ pkgs, craneLib, workspace, matrix, buses, vmTests, appScripts }:
+{ pkgs, craneLib, workspace, matrix, buses, adapters, vmTests, appScripts }:
 let
   inherit (workspace) commonArgs cargoArtifacts;
   nextestProfile = "nix-sandbox";
+
+  # Adapters with a lockfile of their own are not in the workspace build: the
+  # tests find every adapter next to the runner, so their packages' binaries
+  # are copied there (crane's target directory, release profile).
+  placeOwnLockfileAdapters = builtins.concatStringsSep "\n" (map
+    (a: ''cp ${adapters.packages.${a.id}}/bin/${a.package} "''${CARGO_TARGET_DIR:-target}/release/"'')
+    adapters.ownLockfile);
+
+  # Their fmt and clippy checks: `--all`/`--workspace` do not reach them.
+  ownLockfileChecks = builtins.listToAttrs (builtins.concatMap
+    (a:
+      let args = adapters.buildArgs a; in
+      [
+        {
+          name = "cargo-fmt-${a.id}";
+          value = craneLib.cargoFmt (commonArgs // {
+            pname = a.package;
+            cargoExtraArgs = "--manifest-path ${adapters.manifest a}";
+          });
+        }
+        {
+          name = "cargo-clippy-${a.id}";
+          value = craneLib.cargoClippy (commonArgs // args // {
+            pname = a.package;
+            cargoClippyExtraArgs = "--all-targets -- --deny warnings";
+          });
+        }
+      ])
+    adapters.ownLockfile);
 
   # The release build of the whole workspace: the runner's integration tests
   # drive the real adapter binaries next to target/release/dbus-matrix.
@@ -55,6 +84,7 @@ in
     preCheck = ''
       echo "cargo-nextest: profile ${nextestProfile} of .config/nextest.toml; these tests are left out here and run in .ci/run:"
       sed -n '/^\[profile.${nextestProfile}\]/,/^\[/p' .config/nextest.toml
+      ${placeOwnLockfileAdapters}
     '';
     # The runner's tests read the repository's matrix.toml,
     # docs/results.schema.json and docs/results/, two levels above their crate (runner/../..):
@@ -85,4 +115,4 @@ in
 
   app-default = appScripts.default;
   app-vm-bench = appScripts.vm-bench;
-} // vmTests.checks
+} // ownLockfileChecks // vmTests.checks

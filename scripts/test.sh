@@ -10,12 +10,27 @@ export PATH="$HOME/.cargo/bin:$PATH"
 
 step() { printf '\n==> %s\n' "$*"; }
 cd benches
+# Adapters with a lockfile of their own are Cargo workspaces of their own (see
+# matrix.toml's header): `--all` and `--workspace` do not reach them.
+own_lock=($(shopt -s nullglob; echo adapters/*/Cargo.lock))
+own_lock=("${own_lock[@]/%Cargo.lock/Cargo.toml}")
 step "cargo fmt --check"
 cargo fmt --all --check
+for manifest in "${own_lock[@]}"; do
+  cargo fmt --manifest-path "$manifest" --check
+done
 step "cargo build --profile ci (all adapters, runner, test tools; release without LTO, see benches/Cargo.toml)"
 cargo build --profile ci --workspace
+for manifest in "${own_lock[@]}"; do
+  # Into the same target directory: its binary sits next to the runner.
+  step "cargo build --profile ci --manifest-path $manifest (its own lockfile)"
+  cargo build --profile ci --locked --manifest-path "$manifest" --target-dir target
+done
 step "cargo clippy (deny warnings)"
 cargo clippy --profile ci --workspace --all-targets -- -D warnings
+for manifest in "${own_lock[@]}"; do
+  cargo clippy --profile ci --locked --manifest-path "$manifest" --target-dir target --all-targets -- -D warnings
+done
 step "cargo nextest (profile ci, against the binaries just built)"
 cargo nextest run --cargo-profile ci --workspace --no-fail-fast
 cd ..

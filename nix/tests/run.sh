@@ -242,6 +242,10 @@ step "mutant: an adapter of matrix.toml missing from the flake's packages" \
 # shellcheck disable=SC2016 # ${adapter.package} is Nix, to be matched literally
 step "mutant: adapters built without -p <package>" \
   mutant nix/adapters.nix 's/cargoExtraArgs = "--locked -p ${adapter.package}";/cargoExtraArgs = "--locked --workspace";/'
+step "mutant: an adapter with its own Cargo.lock vendored from the workspace's" \
+  mutant nix/adapters.nix '/cargoLock = ownLockfile adapter;/d'
+step "mutant: the nextest check without the own-lockfile adapters next to the runner" \
+  mutant nix/checks.nix 's/      ${placeOwnLockfileAdapters}//'
 step "mutant: the wrapper does not pin busd" \
   mutant nix/buses.nix '/DBUS_MATRIX_BUSD = /d'
 step "mutant: every VM test on services.dbus.implementation = \"dbus\"" \

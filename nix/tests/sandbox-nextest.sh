@@ -24,7 +24,8 @@
 #   command  crane's cargoNextest with nix/checks.nix's arguments, word for word:
 #              cargo nextest run --cargo-profile ci --locked --workspace \
 #                --no-fail-fast --profile nix-sandbox   (the check: --cargo-profile release)
-#            after the check's preCheck (which prints what nix-sandbox leaves out)
+#            after the check's preCheck (which prints what nix-sandbox leaves out
+#            and copies the own-lockfile adapters' binaries next to the runner)
 #
 # Not reproduced: the Nix store's daemons and tools (Debian's dbus-daemon,
 # dbus-broker, valgrind, chromium and the cargo-installed busd, critcmp stand
@@ -81,8 +82,18 @@ ln -s source "$build/benches"
 mkdir -p "$build/docs"
 cp "$repo/docs/results.schema.json" "$build/docs/results.schema.json"
 cp -r "$repo/docs/results" "$build/docs/results"
-# cargoArtifacts: the build scripts/test.sh made.
+# cargoArtifacts: the build scripts/test.sh made. The adapters with a lockfile
+# of their own are not in the check's workspace build: they are packages of
+# their own, whose binaries the check's preCheck copies next to the runner.
+# Here they are taken out of the copy and put back the same way.
 cp -a "$ws/target/ci" "$build/source/target/ci"
+own_bins="$build/own-lockfile-adapters"
+mkdir -p "$own_bins"
+for lock in "$ws"/adapters/*/Cargo.lock; do
+  [ -e "$lock" ] || continue
+  package=$(sed -n 's/^name = "\(.*\)"$/\1/p' "$(dirname "$lock")/Cargo.toml" | head -1)
+  mv "$build/source/target/ci/$package" "$own_bins/"
+done
 chown -R nobody:nogroup "$build"
 t2=$(date +%s)
 echo "sandbox-nextest: layout in $build ($((t2 - t0)) s)"
@@ -107,6 +118,7 @@ check_env=(
 check_script='
   echo "cargo-nextest: profile '"$profile"' of .config/nextest.toml; these tests are left out here and run in .ci/run:"
   sed -n "/^\[profile.'"$profile"'\]/,/^\[/p" .config/nextest.toml
+  for bin in '"$own_bins"'/*; do [ ! -e "$bin" ] || cp "$bin" "${CARGO_TARGET_DIR:-target}/$CARGO_PROFILE/"; done
   set -x
   cargo nextest run ${CARGO_PROFILE:+--cargo-profile $CARGO_PROFILE} --locked --workspace --no-fail-fast --profile '"$profile"'
 '

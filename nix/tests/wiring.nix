@@ -72,17 +72,40 @@ let
       sharesDeps = p: deps != null && (p.stubArgs.cargoArtifacts.outPath or null) == deps.outPath;
       c = name: check "${system}: ${name}";
 
+      # An adapter directory with a Cargo.lock is a workspace of its own (matrix.toml's header).
+      ownLock = a: builtins.pathExists (root + "/${a.path}/Cargo.lock");
+      manifestArg = a: "--manifest-path ${substring 8 (stringLength a.path - 8) a.path}/Cargo.toml";
       adapterChecks = map
         (a:
           let p = packages.${a.id} or null; in
-          c "adapter ${a.id} is a package built with -p ${a.package} on the shared deps" (allOf [
-            (p != null)
-            (p.stubKind == "crane.buildPackage")
-            (selectsPackage (p.stubArgs.cargoExtraArgs or "") a.package)
-            (p.stubArgs.pname == a.package)
-            (p.stubArgs.doCheck == false)
-            (sharesDeps p)
-          ]))
+          if ownLock a then
+            c "adapter ${a.id} is a package built with its own lockfile and --manifest-path"
+              (allOf [
+                (p != null)
+                (p.stubKind == "crane.buildPackage")
+                (substring 0 8 a.path == "benches/")
+                (hasInfix (manifestArg a) (p.stubArgs.cargoExtraArgs or ""))
+                (elem "--locked" (words (p.stubArgs.cargoExtraArgs or "")))
+                ((p.stubArgs.cargoLock or null) == root + "/${a.path}/Cargo.lock")
+                (p.stubArgs.cargoArtifacts == null)
+                (p.stubArgs.pname == a.package)
+                (p.stubArgs.doCheck == false)
+                # Its binary is next to the runner when the tests run, and it has fmt and clippy checks.
+                (hasInfix "${p}/bin/${a.package} " (checks.cargo-nextest.stubArgs.preCheck or ""))
+                (hasInfix (manifestArg a) (checks."cargo-fmt-${a.id}".stubArgs.cargoExtraArgs or ""))
+                (hasInfix (manifestArg a) (checks."cargo-clippy-${a.id}".stubArgs.cargoExtraArgs or ""))
+                ((checks."cargo-clippy-${a.id}".stubArgs.cargoLock or null) == root + "/${a.path}/Cargo.lock")
+                (hasInfix "--deny warnings" (checks."cargo-clippy-${a.id}".stubArgs.cargoClippyExtraArgs or ""))
+              ])
+          else
+            c "adapter ${a.id} is a package built with -p ${a.package} on the shared deps" (allOf [
+              (p != null)
+              (p.stubKind == "crane.buildPackage")
+              (selectsPackage (p.stubArgs.cargoExtraArgs or "") a.package)
+              (p.stubArgs.pname == a.package)
+              (p.stubArgs.doCheck == false)
+              (sharesDeps p)
+            ]))
         matrix.adapter;
 
       packageChecks = [

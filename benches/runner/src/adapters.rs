@@ -34,11 +34,15 @@ pub fn binary(bin_dir: &Path, entry: &AdapterEntry) -> Result<PathBuf> {
     }
     let p = bin_dir.join(&entry.package);
     if !p.is_file() {
+        let build = match entry.path.strip_prefix("benches/").filter(|_| entry.own_lockfile) {
+            // A workspace of its own: into the workspace's target/, next to the others.
+            Some(dir) => format!("cargo build --release --locked --manifest-path {dir}/Cargo.toml --target-dir target"),
+            None => format!("cargo build --release -p {}", entry.package),
+        };
         bail!(
-            "adapter {} has no binary at {}; build it with `cargo build --release -p {}` in benches/ (or pass --bin-dir)",
+            "adapter {} has no binary at {}; build it with `{build}` in benches/ (or pass --bin-dir)",
             entry.id,
             p.display(),
-            entry.package
         );
     }
     refuse_runner(bin_dir, entry)?;

@@ -7,7 +7,10 @@
 //! copy of the prepared directory with its file times kept, so cargo sees the
 //! shared crates as fresh), and the wall time of that build, the crates it
 //! compiled (cargo's `Compiling` lines) and the binary's loaded size are
-//! recorded.
+//! recorded. An adapter with a lockfile of its own is built with
+//! `--manifest-path` into the same target directory: whatever its lockfile
+//! resolves differently from the workspace's (the harness' dependencies too)
+//! is compiled in its build and counted there.
 
 use std::fmt::Write as _;
 use std::io::{BufRead, BufReader};
@@ -133,6 +136,33 @@ fn version_of(program: &Path, dir: &Path) -> Result<String> {
         );
     }
     Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+/// `cargo fetch --locked` in the workspace, or for one manifest (an adapter
+/// with a lockfile of its own), so that no download is timed.
+fn fetch(ws: &Path, manifest: Option<&Path>) -> Result<()> {
+    let mut cmd = Command::new(cargo_program());
+    cmd.args(["fetch", "--locked"]);
+    if let Some(m) = manifest {
+        cmd.arg("--manifest-path").arg(m);
+    }
+    let what = manifest.unwrap_or(ws).display().to_string();
+    let out = cmd
+        .current_dir(ws)
+        .stdin(Stdio::null())
+        .output()
+        .context("cannot run `cargo fetch`")?;
+    if !out.status.success() {
+        bail!(
+            "`cargo fetch --locked` for {what} failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    Ok(())
+}
+
+fn path_str(p: &Path) -> Result<&str> {
+    p.to_str().with_context(|| format!("{} is not UTF-8", p.display()))
 }
 
 /// A `cargo build` in `workspace` into `target`, with cargo's stderr read
@@ -291,18 +321,13 @@ pub fn measure(opts: Options, interrupted: &AtomicBool) -> Result<Report> {
     let bar = progress::bar(selected.len() as u64 + 1, opts.progress);
 
     bar.set_message("fetching crates (untimed)");
-    let fetch = Command::new(cargo_program())
-        .args(["fetch", "--locked"])
-        .current_dir(&ws)
-        .stdin(Stdio::null())
-        .output()
-        .context("cannot run `cargo fetch`")?;
-    if !fetch.status.success() {
-        bail!(
-            "`cargo fetch --locked` in {} failed: {}",
-            ws.display(),
-            String::from_utf8_lossy(&fetch.stderr).trim()
-        );
+    let own_locks: Vec<PathBuf> = selected
+        .iter()
+        .filter_map(|a| opts.matrix.own_lock_manifest(a))
+        .collect();
+    fetch(&ws, None)?;
+    for manifest in &own_locks {
+        fetch(&ws, Some(manifest))?;
     }
     bar.set_message("preparing: building harness and its dependencies (untimed)");
     let (prepare, _) = cargo_build(
@@ -331,16 +356,13 @@ pub fn measure(opts: Options, interrupted: &AtomicBool) -> Result<Report> {
             replace_with_copy(&pristine, &target)?;
         }
         bar.set_message(format!("{}: building", a.id));
-        let (elapsed, compiled) = cargo_build(
-            &ws,
-            &target,
-            &["build", "-p", &a.package],
-            jobs,
-            &bar,
-            &a.id,
-            interrupted,
-        )
-        .with_context(|| format!("building adapter {} (package {}) failed", a.id, a.package))?;
+        let manifest = opts.matrix.own_lock_manifest(a);
+        let build_args: Vec<&str> = match &manifest {
+            Some(m) => vec!["build", "--manifest-path", path_str(m)?],
+            None => vec!["build", "-p", &a.package],
+        };
+        let (elapsed, compiled) = cargo_build(&ws, &target, &build_args, jobs, &bar, &a.id, interrupted)
+            .with_context(|| format!("building adapter {} (package {}) failed", a.id, a.package))?;
         let bin = adapters::binary(&target.join("release"), a)?;
         let version = adapters::describe(&bin, scratch.path(), interrupted)
             .map(|d| d.listing.version)

@@ -51,6 +51,11 @@ pub struct AdapterEntry {
     /// `path`/`program` against matrix.toml's directory (set after parsing).
     #[serde(skip)]
     pub program_path: Option<PathBuf>,
+    /// Its directory holds a Cargo.lock: a Cargo workspace of its own, built
+    /// with `--manifest-path` (set when the file is read; false where the
+    /// sources are absent).
+    #[serde(skip)]
+    pub own_lockfile: bool,
 }
 
 impl AdapterEntry {
@@ -309,6 +314,7 @@ impl Matrix {
         let dir = path.parent().unwrap_or(Path::new("")).to_path_buf();
         for a in &mut m.adapters {
             a.program_path = a.program.as_ref().map(|p| dir.join(&a.path).join(p));
+            a.own_lockfile = dir.join(&a.path).join("Cargo.lock").is_file();
         }
         m.sha256 = Sha256::digest(text.as_bytes())
             .iter()
@@ -403,6 +409,22 @@ impl Matrix {
             }
         }
         Ok(())
+    }
+
+    /// The manifest of an adapter with a lockfile of its own (a Cargo workspace
+    /// of its own, excluded from benches/: zbus-2, zbus-6-tokio), or `None`
+    /// for a member of the one workspace. The lockfile's presence decides, as
+    /// for scripts/test.sh and nix/adapters.nix. Absolute, as cargo runs
+    /// elsewhere.
+    pub fn own_lock_manifest(&self, a: &AdapterEntry) -> Option<PathBuf> {
+        let manifest = self
+            .path
+            .parent()
+            .unwrap_or(Path::new(""))
+            .join(&a.path)
+            .join("Cargo.toml");
+        a.own_lockfile
+            .then(|| std::path::absolute(&manifest).unwrap_or(manifest))
     }
 
     /// What a results file records about this file: absolute path and hash.

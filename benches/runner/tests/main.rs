@@ -23,6 +23,7 @@ mod ipc_costs;
 mod ipc_run;
 mod matrix_smoke;
 mod matrix_validation;
+mod own_lockfiles;
 mod program_adapters;
 mod provenance;
 mod raw_samples;

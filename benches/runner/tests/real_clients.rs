@@ -59,10 +59,12 @@ fn serving_adapters() -> Vec<(String, PathBuf)> {
         "rustbus-0.19",
         "systemd-0.11",
         "zbus-1",
+        "zbus-2",
         "zbus-3",
         "zbus-4",
         "zbus-5",
         "zbus-6",
+        "zbus-6-tokio",
     ] {
         assert!(
             ids.contains(&expected),
@@ -310,8 +312,8 @@ fn check_introspection(xml: &str) -> Result<(), String> {
 fn argument_errors(adapter: &str) -> Vec<&'static str> {
     let mut names = vec!["org.freedesktop.DBus.Error.InvalidArgs"];
     match adapter {
-        // zbus 3 to 5: zbus::Error::SignatureMismatch becomes this (zbus 6 says InvalidArgs).
-        "zbus-3" | "zbus-4" | "zbus-5" => names.push("org.freedesktop.zbus.Error"),
+        // zbus 2 to 5: zbus::Error::SignatureMismatch becomes this (zbus 6 and 1 say InvalidArgs).
+        "zbus-2" | "zbus-3" | "zbus-4" | "zbus-5" => names.push("org.freedesktop.zbus.Error"),
         // dbus-crossroads 0.5 (dbus-tokio serves the same Crossroads): a TypeMismatchError becomes MethodErr::failed.
         "dbus-0.9" | "dbus-tokio-0.7" => names.push("org.freedesktop.DBus.Error.Failed"),
         _ => {}

@@ -4,19 +4,22 @@
 //! API wraps the async one in `async_io::block_on`; with the `async-io` feature
 //! every connection runs its socket reader and object server on an executor thread
 //! of its own (the default `internal_executor`).
+//!
+//! zbus-2 compiles this file too: zbus 2 has the same API but for match rules and
+//! name requests, which both adapters keep in their own `bus_rules` module.
 
 use std::os::unix::net::UnixListener;
-use std::sync::Arc;
 
 use anyhow::{bail, Context, Result};
 use harness::ipc::{self as h, IpcOp, Method, Transport};
 use harness::{payload, Digest};
 use serde::{Deserialize, Serialize};
 use serde_bytes::{ByteBuf, Bytes};
-use zbus::blocking::{self, fdo, ConnectionBuilder, MessageIterator};
+use zbus::blocking::{self, fdo, ConnectionBuilder};
 use zbus::zvariant::{OwnedObjectPath, Type};
-use zbus::{dbus_interface, dbus_proxy, Guid, MatchRule, Message, MessageType, SignalContext};
+use zbus::{dbus_interface, dbus_proxy, Guid, SignalContext};
 
+use crate::bus_rules::{self, PingMessage};
 use crate::UnitsRef;
 
 pub struct ZbusIpc;
@@ -184,33 +187,12 @@ fn call(proxy: &BenchProxyBlocking<'_>, m: Method) -> zbus::Result<u64> {
     Ok(d.finish())
 }
 
-fn ping_rule() -> Result<MatchRule<'static>> {
-    Ok(MatchRule::try_from(h::ping_rule().as_str())?.into_owned())
-}
-
-/// Blocks until the peer has closed `conn`. zbus 3 has no `Connection::closed()`;
-/// a message stream ends when the socket does (its reader sends the error to
-/// every stream, matching or not, then drops them), so this waits on one whose
-/// rule (`org.freedesktop.DBus.Local.Disconnected`, which zbus never delivers)
-/// costs only a rule check per incoming message. Subscribing to a connection
-/// that is already gone fails, which also means closed.
-fn wait_closed(conn: &blocking::Connection) {
-    let rule = MatchRule::builder()
-        .msg_type(MessageType::Signal)
-        .interface("org.freedesktop.DBus.Local")
-        .and_then(|b| b.member("Disconnected"))
-        .map(|b| b.build());
-    if let Ok(Ok(messages)) = rule.map(|rule| MessageIterator::for_match_rule(rule, conn, None)) {
-        for _ in messages {}
-    }
-}
-
 fn emit_ping(conn: &blocking::Connection) -> zbus::Result<()> {
     conn.emit_signal(None::<()>, h::OBJECT_PATH, h::INTERFACE, h::SIGNAL, &h::SIGNAL_TEXT)
 }
 
 /// The digest of a received `Ping`: its text.
-fn ping_digest(msg: Option<zbus::Result<Arc<Message>>>) -> Result<u64> {
+fn ping_digest(msg: Option<zbus::Result<PingMessage>>) -> Result<u64> {
     let msg = msg.context("the signal stream ended")??;
     let mut d = Digest::new();
     d.str(msg.body::<&str>()?);
@@ -220,6 +202,10 @@ fn ping_digest(msg: Option<zbus::Result<Arc<Message>>>) -> Result<u64> {
 type Op<'a> = Box<dyn FnMut() -> Result<u64> + 'a>;
 
 impl h::Ipc for ZbusIpc {
+    fn unsupported_ipc(&self, _op: IpcOp, p2p: bool) -> Option<String> {
+        bus_rules::P2P_UNSUPPORTED.filter(|_| p2p).map(str::to_owned)
+    }
+
     fn serve(&mut self, transport: &Transport, ready: &mut dyn FnMut()) -> Result<()> {
         match transport {
             Transport::Bus {
@@ -230,10 +216,8 @@ impl h::Ipc for ZbusIpc {
                     .build()
                     .context("connecting the server to the bus")?;
                 // Not the builder's `name`: it requests with REPLACE_EXISTING, which would take
-                // the name from an owner that allows replacement. DO_NOT_QUEUE alone fails
-                // (zbus::Error::NameTaken) when the name is owned.
-                conn.request_name_with_flags(service_name.as_str(), zbus::fdo::RequestNameFlags::DoNotQueue.into())
-                    .with_context(|| format!("requesting {service_name}"))?;
+                // the name from an owner that allows replacement.
+                bus_rules::request_name(&conn, service_name).with_context(|| format!("requesting {service_name}"))?;
                 ready();
                 loop {
                     std::thread::park();
@@ -257,7 +241,7 @@ impl h::Ipc for ZbusIpc {
                             .serve_at(h::OBJECT_PATH, BenchService::new(""))
                             .and_then(|b| b.build());
                         match conn {
-                            Ok(conn) => wait_closed(&conn),
+                            Ok(conn) => bus_rules::wait_closed(&conn),
                             Err(e) => eprintln!("a peer connection failed: {e}"),
                         }
                     });
@@ -269,18 +253,18 @@ impl h::Ipc for ZbusIpc {
 
     fn subscriber(&mut self, transport: &Transport, extra_rules: usize) -> Result<h::Subscriber> {
         let conn = connect(transport)?;
-        // AddMatch on the bus; zbus also filters locally by the same rule.
-        let mut messages = MessageIterator::for_match_rule(ping_rule()?, &conn, None)?;
+        // The other rules first: zbus 2's message iterator takes every message the
+        // connection reads, and its queue fills with AddMatch replies nobody reads.
         if extra_rules > 0 {
             let dbus = fdo::DBusProxy::new(&conn)?;
             for j in 0..extra_rules {
-                let rule = h::nonmatching_rule(j);
-                dbus.add_match_rule(MatchRule::try_from(rule.as_str())?)?;
+                bus_rules::add_rule(&dbus, &h::nonmatching_rule(j))?;
             }
         }
+        let mut messages = bus_rules::ping_messages(&conn)?;
         Ok(Box::new(move || {
             let _keep = &conn;
-            ping_digest(messages.next())
+            ping_digest(bus_rules::next_ping(&mut messages))
         }))
     }
 
@@ -315,10 +299,10 @@ impl h::Ipc for ZbusIpc {
             IpcOp::EmitReceive => {
                 let tx = connect(&t)?;
                 let rx = connect(&t)?;
-                let mut messages = MessageIterator::for_match_rule(ping_rule()?, &rx, None)?;
+                let mut messages = bus_rules::ping_messages(&rx)?;
                 Box::new(move || {
                     emit_ping(&tx)?;
-                    ping_digest(messages.next())
+                    ping_digest(bus_rules::next_ping(&mut messages))
                 })
             }
             IpcOp::Fanout(_) | IpcOp::NonmatchingRules(_) => {
@@ -329,7 +313,7 @@ impl h::Ipc for ZbusIpc {
                 })
             }
             IpcOp::ConnectHello => Box::new(move || {
-                // zbus 3 has no `close()`: dropping the last handle closes the socket.
+                // zbus 2 and 3 have no `close()`: dropping the last handle closes the socket.
                 drop(connect(&t)?);
                 Ok(Digest::new().finish())
             }),

@@ -21,6 +21,7 @@ use zbus::{
     EndianSig, Message, MessageBuilder, MessageField, MessageFields, MessageHeader, MessagePrimaryHeader, MessageType,
 };
 
+mod bus_rules;
 mod ipc;
 
 harness::adapter_main!(

@@ -1,9 +1,10 @@
 //! The IPC side: the benchmark service as an `#[interface]` object served by a
 //! `connection::Builder`, the client as a `#[proxy]` trait. zbus 6 is async only;
-//! this synchronous program drives it with `zbus::block_on`, which runs zbus's own
-//! runtime (zruntime) on the calling thread while a call is inside it, and hands
-//! the connections to a helper thread in between (the documented way for sync
-//! code, see the zbus README "Synchronous programs").
+//! this synchronous program drives it with `crate::runtime::block_on`: zbus's own
+//! runtime (zruntime), which runs on the calling thread while a call is inside it
+//! and hands the connections to a helper thread in between (the documented way for
+//! sync code, see the zbus README "Synchronous programs"), or a Tokio runtime, on
+//! which zbus' `tokio` feature puts every connection built inside it.
 
 use std::os::unix::net::UnixListener;
 
@@ -14,8 +15,9 @@ use harness::{payload, Digest};
 use serde::{Deserialize, Serialize};
 use serde_bytes::{ByteBuf, Bytes};
 use zbus::object_server::SignalEmitter;
-use zbus::{block_on, connection, fdo, interface, proxy, Connection, Guid, MatchRule, MessageStream, Type};
+use zbus::{connection, fdo, interface, proxy, Connection, Guid, MatchRule, MessageStream, Type};
 
+use crate::runtime::block_on;
 use crate::UnitsRef;
 
 pub struct ZbusIpc;

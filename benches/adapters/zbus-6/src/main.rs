@@ -1,7 +1,8 @@
 //! zbus 6.x through its documented serde path: `Message::signal(..).build(&body)`
 //! with `Serialize + Type` bodies, and `Message::from_bytes` +
 //! `Body::deserialize` into borrowed typed values. zbus 6 merged zvariant in as
-//! `zbus::wire`; building and parsing messages is synchronous (no runtime).
+//! `zbus::wire`; building and parsing messages is synchronous (no runtime), so
+//! the codec is the same on either executor.
 
 use std::fmt;
 use std::num::NonZeroU32;
@@ -18,11 +19,25 @@ use zbus::wire::{as_variant, DynamicDeserialize, DynamicType, Endian, Signature}
 use zbus::Type;
 
 mod ipc;
+// The executor of the IPC side: zbus' own (this package) or Tokio (package
+// adapter-zbus-6-tokio, built from this same source with its `tokio-runtime` feature).
+#[cfg_attr(feature = "tokio-runtime", path = "runtime_tokio.rs")]
+mod runtime;
 
+#[cfg(not(feature = "tokio-runtime"))]
 harness::adapter_main!(
     id: "zbus-6",
     library: "zbus",
     runtime: "zbus::block_on: zbus' own runtime (zruntime) on the calling thread during a call, on a helper thread in between",
+    codec: Zbus,
+    ipc: ipc::ZbusIpc
+);
+
+#[cfg(feature = "tokio-runtime")]
+harness::adapter_main!(
+    id: "zbus-6-tokio",
+    library: "zbus",
+    runtime: "tokio 1.x current-thread runtime (zbus' `tokio` feature, no default-rt), one per process, run by block_on on the calling thread: connections' tasks run only while a thread is inside block_on (the p2p server's per-peer threads share it)",
     codec: Zbus,
     ipc: ipc::ZbusIpc
 );

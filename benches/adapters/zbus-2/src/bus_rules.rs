@@ -1,0 +1,68 @@
+//! What zbus-3's src/ipc.rs does differently on zbus 2: match rules, name
+//! requests, the end of a connection, p2p.
+
+use std::sync::Arc;
+
+use anyhow::{bail, Result};
+use harness::ipc as h;
+use zbus::blocking::{self, fdo, MessageIterator};
+use zbus::fdo::{RequestNameFlags, RequestNameReply};
+use zbus::names::WellKnownName;
+use zbus::{Message, MessageType};
+
+pub type PingMessage = Arc<Message>;
+
+/// Why zbus 2 cannot serve peer to peer (seen here: `call/void` hung on p2p).
+pub const P2P_UNSUPPORTED: Option<&str> = Some(
+    "zbus 2.3.2's p2p server handshake (raw::handshake::ServerHandshake::read_command) reads the socket \
+     40 bytes at a time until its buffer ends in CR LF, so a client's first message that arrives in the \
+     same read as BEGIN is taken into the handshake and never answered: the connection hangs (fixed in \
+     zbus 3)",
+);
+
+/// The `Ping` signals on `conn`. zbus 2 has no match rules of its own (no
+/// `MatchRule`, no `MessageIterator::for_match_rule`): a `MessageIterator` sees
+/// every message the connection reads, so this one is made before the rule is
+/// added on the bus with `AddMatch` (a p2p peer has no bus to hold it), and
+/// `next_ping` skips what is not a `Ping`.
+pub fn ping_messages(conn: &blocking::Connection) -> Result<MessageIterator> {
+    let messages = MessageIterator::from(conn);
+    if conn.is_bus() {
+        fdo::DBusProxy::new(conn)?.add_match(&h::ping_rule())?;
+    }
+    Ok(messages)
+}
+
+fn is_ping(msg: &Message) -> bool {
+    msg.message_type() == MessageType::Signal
+        && msg.interface().is_some_and(|i| i == h::INTERFACE)
+        && msg.member().is_some_and(|m| m == h::SIGNAL)
+}
+
+pub fn next_ping(messages: &mut MessageIterator) -> Option<zbus::Result<PingMessage>> {
+    messages.find(|msg| msg.as_ref().map_or(true, |m| is_ping(m)))
+}
+
+/// One more match rule on the bus.
+pub fn add_rule(dbus: &fdo::DBusProxy<'_>, rule: &str) -> Result<()> {
+    dbus.add_match(rule)?;
+    Ok(())
+}
+
+/// DO_NOT_QUEUE alone, through the bus' own RequestName: zbus 2's
+/// `request_name` adds REPLACE_EXISTING and has no variant with flags.
+pub fn request_name(conn: &blocking::Connection, name: &str) -> Result<()> {
+    let reply =
+        fdo::DBusProxy::new(conn)?.request_name(WellKnownName::try_from(name)?, RequestNameFlags::DoNotQueue.into())?;
+    if reply == RequestNameReply::Exists {
+        bail!("{name} is owned by another connection");
+    }
+    Ok(())
+}
+
+/// Blocks until the peer has closed `conn`. zbus 2 has no `Connection::closed()`;
+/// a message stream ends when the socket does (its reader closes the channel
+/// every stream reads from), so this reads one to its end.
+pub fn wait_closed(conn: &blocking::Connection) {
+    for _ in MessageIterator::from(conn) {}
+}
