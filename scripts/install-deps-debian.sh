@@ -4,7 +4,9 @@
 #            libdbus-1-dev + pkg-config (dbus-rs links libdbus),
 #            python3 + python3-jeepney, python3-dbus, python3-gi (the Python program
 #            adapters: Debian's interpreter and packages, never pip into the system
-#            site-packages), gcc (the libdbus C adapter builds itself with cc),
+#            site-packages), python3-venv (dbus-fast from PyPI, hash-pinned, into a venv
+#            under benches/target/programs: the dbus-fast-5.2 adapter's wrapper makes it),
+#            gcc (the libdbus C adapter builds itself with cc),
 #            ruby-dbus (the ruby-dbus-0.16 program adapter, with Debian's ruby)
 #   tests:   valgrind (instruction counts), nix-bin (offline flake evaluation), chromium
 #            (headless, renders the HTML report), deadnix and nixpkgs-fmt (cargo),
@@ -15,7 +17,7 @@
 set -euo pipefail
 what=${1:-all}
 
-apt_packages=(dbus-daemon dbus-broker libdbus-1-dev libglib2.0-dev libsystemd-dev pkg-config util-linux python3 python3-jeepney python3-dbus python3-gi gcc ruby-dbus)
+apt_packages=(dbus-daemon dbus-broker libdbus-1-dev libglib2.0-dev libsystemd-dev pkg-config util-linux python3 python3-jeepney python3-dbus python3-gi python3-venv gcc ruby-dbus)
 [ "$what" = all ] && apt_packages+=(valgrind nix-bin git chromium libglib2.0-bin systemd dbus-bin)
 
 missing=()
@@ -31,6 +33,8 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 export PATH="$HOME/.cargo/bin:$PATH"
+# dbus-fast from PyPI into its venv (the wrapper makes it when missing or stale).
+"$(dirname "$0")"/../benches/programs/dbus-fast-5.2/adapter.sh list >/dev/null
 # cargo install NAME VERSION BINARY: only when BINARY is absent or another version.
 cargo_tool() {
   local name=$1 version=$2 bin=$3

@@ -49,6 +49,7 @@ fn serving_adapters() -> Vec<(String, PathBuf)> {
     let ids: Vec<&str> = found.iter().map(|(id, _)| id.as_str()).collect();
     for expected in [
         "dbus-python-1.3",
+        "dbus-fast-5.2",
         "libdbus-c-1.14",
         "ruby-dbus-0.16",
         "jeepney-0.8",
