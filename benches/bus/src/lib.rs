@@ -20,6 +20,7 @@ mod launch;
 pub mod monitor;
 pub mod private_dir;
 pub mod raw_client;
+pub mod routed;
 mod tied;
 
 use std::fmt;

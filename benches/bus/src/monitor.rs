@@ -8,7 +8,7 @@
 //! connection: what the bus routed before the begin marker is not counted,
 //! and anything a client got a reply to before the end marker is.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::net::Shutdown;
 use std::os::unix::net::UnixStream;
 use std::path::Path;
@@ -19,6 +19,7 @@ use anyhow::{bail, Context, Result};
 use harness::wire::{self, Value};
 
 use crate::raw_client::RawConnection;
+use crate::routed;
 
 const MARKER_PATH: &str = "/io/killing/spark/DbusMatrix";
 const MARKER_INTERFACE: &str = "io.killing.spark.DbusMatrix";
@@ -42,6 +43,9 @@ struct State {
     begun: HashSet<u64>,
     /// Why the monitor stopped reading, once it has.
     stopped: Option<String>,
+    /// Windows whose messages are also counted by kind (`routed::kind`),
+    /// and those counts: only where asked for, decoding every message is work.
+    recorded: HashMap<u64, BTreeMap<String, u64>>,
 }
 
 pub struct BusMonitor {
@@ -94,6 +98,22 @@ impl BusMonitor {
         Ok(id)
     }
 
+    /// Opens a window whose messages are also counted by kind
+    /// (`routed::kind`: type, member, direction); close it with `end_recorded`.
+    pub fn begin_recorded(&mut self) -> Result<u64> {
+        let id = self.next_window;
+        lock(&self.shared).recorded.insert(id, BTreeMap::new());
+        self.begin()
+    }
+
+    /// Closes a window opened by `begin_recorded`: its traffic and its
+    /// messages by kind.
+    pub fn end_recorded(&mut self, id: u64) -> Result<(Traffic, BTreeMap<String, u64>)> {
+        let traffic = self.end(id)?;
+        let kinds = lock(&self.shared).recorded.remove(&id).unwrap_or_default();
+        Ok((traffic, kinds))
+    }
+
     /// Closes window `id`; returns what the bus routed in it.
     pub fn end(&mut self, id: u64) -> Result<Traffic> {
         self.mark(END, id)?;
@@ -131,6 +151,10 @@ impl Drop for BusMonitor {
         // Ends the monitor thread's blocking read.
         let _ = self.monitor_socket.shutdown(Shutdown::Both);
     }
+}
+
+fn lock(shared: &(Mutex<State>, Condvar)) -> std::sync::MutexGuard<'_, State> {
+    shared.0.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// `Some((member, window))` when `frame` is one of our markers.
@@ -171,9 +195,13 @@ fn read_forever(mut monitor: RawConnection, shared: &(Mutex<State>, Condvar)) {
                 }
             }
             _ => {
-                if let Some((_, traffic)) = state.open.as_mut() {
+                if let Some((id, traffic)) = state.open.as_mut() {
                     traffic.messages += 1;
                     traffic.bytes += frame.len() as u64;
+                    let id = *id;
+                    if let Some(kinds) = state.recorded.get_mut(&id) {
+                        *kinds.entry(routed::kind(&frame)).or_default() += 1;
+                    }
                 }
                 continue;
             }

@@ -7,6 +7,8 @@
 //! re-meant fields do. Version 2 added the run's [`Plan`], which `run
 //! --resume` requires (files of version 1 are read, not resumed).
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 pub use crate::raw_samples::{BenchResult, RawMeasurement, RawSample, RawSampleError};
@@ -130,7 +132,8 @@ pub struct Measurement {
 pub struct IpcCosts {
     /// Operations in the counted window (after connecting and verifying).
     pub operations: u64,
-    /// One entry per role: `client`, `server`, `subscribers`, `bus`.
+    /// One entry per role: `client`, `server`, `subscribers`, `bus` (none for
+    /// `property/cold-start`: only its bus messages are counted).
     pub processes: Vec<ProcessCost>,
     /// Messages the bus routed per operation, counted by a monitor
     /// connection between two marker signals (absent peer to peer).
@@ -139,6 +142,12 @@ pub struct IpcCosts {
     /// Bytes of those messages per operation, as the monitor received them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bus_bytes_per_op: Option<f64>,
+    /// Those messages per operation by kind (`bus::routed::kind`: type,
+    /// `interface.member`, direction), where they were recorded: the
+    /// monitored cold start of `property/cold-start` (Hello, AddMatch,
+    /// Introspect, Get... of one whole process).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub bus_messages_by_kind: BTreeMap<String, f64>,
     /// What could not be counted, and why.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,

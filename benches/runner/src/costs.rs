@@ -144,6 +144,7 @@ pub fn count(window: &Window, interrupted: &AtomicBool) -> Result<IpcCosts, Stri
         processes,
         bus_messages_per_op: traffic.map(|t| t.messages as f64 / n),
         bus_bytes_per_op: traffic.map(|t| t.bytes as f64 / n),
+        bus_messages_by_kind: Default::default(),
         notes,
     })
 }

@@ -10,6 +10,7 @@ mod build_times;
 mod bus_faults;
 mod cleanup;
 mod closed_stdout;
+mod cold_start_messages;
 mod compare;
 mod coverage;
 mod critcmp_export;
