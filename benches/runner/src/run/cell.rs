@@ -102,15 +102,30 @@ enum Prepared {
 }
 
 /// Starts what an IPC cell needs on its session, or measures it right away
-/// (cold starts are timed by the runner, from outside).
-fn prepare_ipc(ctx: &CellContext, cell: &Planned, bin: &Path, session: &mut BusSession) -> Result<Prepared, String> {
+/// (cold starts are timed by the runner, from outside; in the `first` round
+/// one more under a bus monitor).
+fn prepare_ipc(
+    ctx: &CellContext,
+    cell: &Planned,
+    bin: &Path,
+    session: &mut BusSession,
+    first: bool,
+) -> Result<Prepared, String> {
     let op = harness::scenario::find(&cell.scenario)
         .and_then(|s| s.ipc_op())
         .expect("bus cells are IPC cells");
     let transport = session.server(cell.adapter, bin)?;
     if op == IpcOp::PropertyColdStart {
-        return cold_start::measure(bin, &transport, ctx.profile.sample_size, ctx.scratch, ctx.interrupted)
-            .map(|m| Prepared::Measured(Box::new(m)));
+        let monitored = session.bus_socket().filter(|_| first);
+        return cold_start::measure(
+            bin,
+            &transport,
+            ctx.profile.sample_size,
+            monitored,
+            ctx.scratch,
+            ctx.interrupted,
+        )
+        .map(|m| Prepared::Measured(Box::new(m)));
     }
     let subscribers = session.subscribers(cell.adapter, bin, op)?;
     Ok(Prepared::Bench(IpcSetup { transport, subscribers }))
@@ -133,7 +148,7 @@ pub fn round(
         Some(Err(reason)) => return Ok(Outcome::Failed { reason }),
         Some(Ok(s)) => Some(s),
     };
-    let ipc = match session.as_deref_mut().map(|s| prepare_ipc(ctx, cell, bin, s)) {
+    let ipc = match session.as_deref_mut().map(|s| prepare_ipc(ctx, cell, bin, s, first)) {
         None => None,
         Some(Ok(Prepared::Bench(setup))) => Some(setup),
         Some(Ok(Prepared::Measured(m))) => return Ok(Outcome::Ok(m)),
