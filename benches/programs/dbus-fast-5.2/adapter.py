@@ -22,7 +22,8 @@ from dbus_fast import Message, MessageType, NameFlag, RequestNameReply, Variant 
 from dbus_fast._private.unmarshaller import Unmarshaller  # noqa: E402
 from dbus_fast.aio import MessageBus  # noqa: E402
 from dbus_fast.introspection import Node  # noqa: E402
-from dbus_fast.service import PropertyAccess, ServiceInterface, dbus_method, dbus_property  # noqa: E402
+from dbus_fast.service import (PropertyAccess, ServiceInterface, dbus_method, dbus_property,  # noqa: E402
+                               dbus_signal)
 
 from dbus_matrix_py import canon, contract, service  # noqa: E402
 
@@ -110,6 +111,11 @@ def _bench_interface(service_name):
         @dbus_property(access=PropertyAccess.READ)
         def Items(self) -> "a(ss)":  # noqa: F821
             return [list(pair) for pair in canon.items()]
+
+        # Declared for introspection only: clients emit Ping, the server does not.
+        @dbus_signal()
+        def Ping(self) -> "s":  # noqa: F821
+            return canon.SIGNAL_TEXT
 
     return Bench()
 
