@@ -33,3 +33,4 @@ mod resume;
 mod rounds;
 mod sdbus_row;
 mod spread;
+mod unavailable_in;
