@@ -74,11 +74,19 @@ fn run_makes_every_cell_of_a_row_unavailable_in_nix_unsupported_with_its_reason(
     assert_eq!(o.status.code(), Some(0), "run:\n{}", text(&o));
     let r = validate(&results_file(&out));
     // marshal/mixed, and call/void on p2p.
-    assert_eq!(r.cells.len(), 2, "{:?}", r.cells.iter().map(|c| c.key()).collect::<Vec<_>>());
+    assert_eq!(
+        r.cells.len(),
+        2,
+        "{:?}",
+        r.cells.iter().map(|c| c.key()).collect::<Vec<_>>()
+    );
     for c in &r.cells {
         assert_eq!(c.status(), CellStatus::Unsupported, "{:?}", c.key());
         let reason = c.reason().unwrap_or("");
-        assert!(reason.contains("unavailable in nix") && reason.contains(REASON), "{reason}");
+        assert!(
+            reason.contains("unavailable in nix") && reason.contains(REASON),
+            "{reason}"
+        );
     }
     let a = r.adapters.iter().find(|a| a.id == ID).expect("the adapter is recorded");
     assert_eq!(a.library, "ruby-dbus");
@@ -105,6 +113,10 @@ fn an_unknown_mode_or_an_empty_reason_is_bad_input() {
         let m = matrix(&tmp, &table);
         let o = runner(&tmp, &m, true, &["list"]);
         assert_eq!(o.status.code(), Some(2), "{table}:\n{}", text(&o));
-        assert!(text(&o).contains("unavailable_in") && text(&o).contains(needle), "{table}:\n{}", text(&o));
+        assert!(
+            text(&o).contains("unavailable_in") && text(&o).contains(needle),
+            "{table}:\n{}",
+            text(&o)
+        );
     }
 }
