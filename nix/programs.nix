@@ -29,6 +29,15 @@ let
     dbus-fast = [ pkgs.python3Packages.dbus-fast ];
   };
 
+  # Where gi.repository finds GLib's typelib (GLib-2.0.typelib: glib >= 2.80
+  # builds it, in its `out` output's lib/girepository-1.0 with introspection
+  # enabled, as nixpkgs' glib package.nix does), by library: the dbus-python
+  # adapter imports gi.repository.GLib. Python programs are not wrapped with
+  # wrapGAppsHook, which would set it.
+  typelibPackages = {
+    dbus-python = [ pkgs.glib.out ];
+  };
+
   # Every program's sources, as in the repository (the Python programs find
   # the shared package at ../python beside their own directory).
   programsSource = builtins.path { path = ../benches/programs; name = "dbus-matrix-programs"; };
@@ -52,6 +61,7 @@ let
     let
       env = pythonFor adapter;
       program = "$out/share/dbus-matrix/programs/${directoryOf adapter}/${adapter.program}";
+      typelibs = map (p: "--prefix GI_TYPELIB_PATH : ${p}/lib/girepository-1.0 ") (typelibPackages.${adapter.library} or [ ]);
     in
     pkgs.runCommand adapter.package
       {
@@ -63,7 +73,7 @@ let
         mkdir -p $out/share/dbus-matrix $out/bin
         cp -r ${programsSource} $out/share/dbus-matrix/programs
         makeWrapper ${env}/bin/python3 $out/bin/${adapter.package} \
-          --unset PYTHONPATH --unset PYTHONHOME \
+          --unset PYTHONPATH --unset PYTHONHOME ${builtins.concatStringsSep "" typelibs}\
           --add-flags ${program}
       '';
 

@@ -248,6 +248,8 @@ step "mutant: the program adapters left out of the packages (and the runner's bi
   mutant nix/adapters.nix 's/(map adapterAttr matrix.nixAdapters)/(map adapterAttr cargoAdapters)/'
 step "mutant: the dbus-python adapter's Python without pygobject3 (GLib)" \
   mutant nix/programs.nix 's/ pkgs.python3Packages.pygobject3 / /'
+step "mutant: the dbus-python wrapper without GLib's typelib path" \
+  mutant nix/programs.nix 's/dbus-python = \[ pkgs.glib.out \];/dbus-python = [ ];/'
 step "mutant: the Python wrapper lets the caller's PYTHONPATH in" \
   mutant nix/programs.nix 's/--unset PYTHONPATH //'
 step "mutant: the VM tests expect an ok cell of the adapter unavailable in Nix" \

@@ -107,6 +107,8 @@ let
               (hasInfix "makeWrapper ${p.python}/bin/python3 $out/bin/${a.package}" p.stubArgs.buildCommand)
               (hasInfix "--add-flags $out/share/dbus-matrix/programs/${dir}/${a.program}" p.stubArgs.buildCommand)
               (hasInfix "--unset PYTHONPATH" p.stubArgs.buildCommand)
+              # gi.repository.GLib needs GLib's typelib (no wrapGAppsHook sets it).
+              (a.library != "dbus-python" || hasInfix "--prefix GI_TYPELIB_PATH : ${pkgs.glib.out}/lib/girepository-1.0" p.stubArgs.buildCommand)
               (hasInfix "cp -r " p.stubArgs.buildCommand)
               (builtins.pathExists (root + "/benches/programs/python/dbus_matrix_py/contract.py"))
               (p.meta.mainProgram == a.package)
