@@ -25,14 +25,15 @@
           craneLib = crane.mkLib pkgs;
           workspace = import ./nix/workspace.nix { inherit pkgs craneLib util; };
           buses = import ./nix/buses.nix { inherit pkgs craneLib matrix util; };
-          adapters = import ./nix/adapters.nix { inherit craneLib workspace matrix; };
+          programs = import ./nix/programs.nix { inherit pkgs; };
+          adapters = import ./nix/adapters.nix { inherit craneLib workspace matrix programs; };
           runner = import ./nix/runner.nix { inherit pkgs craneLib workspace matrix buses revision util; adapters = adapters.packages; };
           vmTests = import ./vm-tests { inherit pkgs matrix buses runner revision util; };
           apps = import ./nix/apps.nix { inherit pkgs runner vmTests; };
         in
         {
           packages = adapters.packages // { inherit (runner) dbus-matrix default; };
-          checks = import ./nix/checks.nix { inherit pkgs craneLib workspace matrix buses adapters vmTests; appScripts = apps.scripts; };
+          checks = import ./nix/checks.nix { inherit pkgs craneLib workspace matrix buses adapters programs vmTests; appScripts = apps.scripts; };
           inherit (apps) apps;
           devShells.default = import ./nix/devshell.nix { inherit pkgs buses; };
           formatter = pkgs.nixpkgs-fmt;

@@ -3,8 +3,10 @@
 # adapter whose directory holds a Cargo.lock (a Cargo workspace of its own,
 # excluded from benches/: see matrix.toml's header), with
 # `--manifest-path <path>/Cargo.toml` against that lockfile, with no shared
-# dependency build (its dependencies are other versions).
-{ craneLib, workspace, matrix }:
+# dependency build (its dependencies are other versions). A program adapter
+# (`program`: another language) is built by nix/programs.nix. Adapters marked
+# unavailable in Nix (matrix.toml `unavailable_in.nix`) have no package.
+{ craneLib, workspace, matrix, programs }:
 let
   # matrix.toml's `path` is relative to the repository; the Cargo source is benches/.
   workspaceRelative = path:
@@ -45,11 +47,15 @@ let
     meta.mainProgram = adapter.package;
   });
 
-  adapterAttr = adapter: { name = adapter.id; value = mkAdapter adapter; };
+  adapterAttr = adapter: {
+    name = adapter.id;
+    value = if adapter ? program then programs.package adapter else mkAdapter adapter;
+  };
+  cargoAdapters = builtins.filter (a: !(a ? program)) matrix.nixAdapters;
 in
 {
-  packages = builtins.listToAttrs (map adapterAttr matrix.adapters);
+  packages = builtins.listToAttrs (map adapterAttr matrix.nixAdapters);
   # The adapters the workspace build does not contain, for the checks.
-  ownLockfile = builtins.filter hasOwnLockfile matrix.adapters;
+  ownLockfile = builtins.filter hasOwnLockfile cargoAdapters;
   inherit buildArgs manifest;
 }

@@ -1,7 +1,7 @@
 # `nix flake check`: the Rust checks (rustfmt, clippy with warnings denied,
 # nextest), the Nix lints (deadnix, nixpkgs-fmt), the NixOS VM tests and the
 # apps' scripts (built, so shellchecked).
-{ pkgs, craneLib, workspace, matrix, buses, adapters, vmTests, appScripts }:
+{ pkgs, craneLib, workspace, matrix, buses, adapters, programs, vmTests, appScripts }:
 let
   inherit (workspace) commonArgs cargoArtifacts;
   nextestProfile = "nix-sandbox";
@@ -91,7 +91,13 @@ in
     # here, next to the unpacked workspace.
     # benches -> source: the adapters' `path` in matrix.toml (benches/adapters/...),
     # which the runner checks, resolves as in a checkout.
+    # The program adapters (source/programs/, nix/source.nix) run from the
+    # source in the tests: their shebangs (/usr/bin/python3, /bin/sh) are
+    # pointed at the check's inputs (python3 with every Python adapter's
+    # libraries; the C adapter's adapter.sh compiles with the stdenv's cc,
+    # pkg-config and dbus.dev of commonArgs).
     postUnpack = ''
+      patchShebangs --build source/programs
       cp ${matrix.file} matrix.toml
       ln -s source benches
       mkdir -p docs
@@ -99,7 +105,8 @@ in
       cp -r ${matrix.committedResults} docs/results
     '';
     # ...and the tools some tests drive: callgrind (instruction counts),
-    # headless chromium (the HTML report), critcmp (the critcmp export).
+    # headless chromium (the HTML report), critcmp (the critcmp export), the
+    # Python of the program adapters.
     nativeBuildInputs = commonArgs.nativeBuildInputs ++ [
       (buses.package "dbus-daemon")
       (buses.package "dbus-broker")
@@ -107,6 +114,7 @@ in
       pkgs.valgrind
       pkgs.chromium
       pkgs.critcmp
+      programs.checkPython
     ];
   });
 

@@ -6,8 +6,15 @@ in
 assert matrix.schema == 1;
 {
   # [[adapter]]: id (attribute name of the package), package (Cargo package
-  # and binary name), path, library, baseline.
+  # and binary name), path, library, baseline; `program` for an adapter in
+  # another language (nix/programs.nix).
   adapters = matrix.adapter;
+
+  # The adapters the flake builds: not those marked `unavailable_in = { nix =
+  # "reason" }` (a library nixpkgs does not have: ruby-dbus). The runner,
+  # prebuilt ($DBUS_MATRIX_PREBUILT), shows those rows with the reason and
+  # their cells unsupported.
+  nixAdapters = builtins.filter (a: !((a.unavailable_in or { }) ? nix)) matrix.adapter;
 
   # [[bus]]: id, nix (attribute of nixpkgs with the daemon), and for the
   # system-bus implementations NixOS can run, nixos_implementation

@@ -238,12 +238,24 @@ step "nix flake check --no-build against the stubs" flake_check
 step "wiring tests (nix/tests/wiring.nix)" wiring
 step "wiring test on an unmutated copy" copy_passes
 step "mutant: an adapter of matrix.toml missing from the flake's packages" \
-  mutant nix/adapters.nix 's/(map adapterAttr matrix.adapters)/(map adapterAttr (builtins.tail matrix.adapters))/'
+  mutant nix/adapters.nix 's/(map adapterAttr matrix.nixAdapters)/(map adapterAttr (builtins.tail matrix.nixAdapters))/'
 # shellcheck disable=SC2016 # ${adapter.package} is Nix, to be matched literally
 step "mutant: adapters built without -p <package>" \
   mutant nix/adapters.nix 's/cargoExtraArgs = "--locked -p ${adapter.package}";/cargoExtraArgs = "--locked --workspace";/'
 step "mutant: an adapter with its own Cargo.lock vendored from the workspace's" \
   mutant nix/adapters.nix '/cargoLock = ownLockfile adapter;/d'
+step "mutant: the program adapters left out of the packages (and the runner's bin dir)" \
+  mutant nix/adapters.nix 's/(map adapterAttr matrix.nixAdapters)/(map adapterAttr cargoAdapters)/'
+step "mutant: the dbus-python adapter's Python without pygobject3 (GLib)" \
+  mutant nix/programs.nix 's/ pkgs.python3Packages.pygobject3 / /'
+step "mutant: the dbus-python wrapper without GLib's typelib path" \
+  mutant nix/programs.nix 's/dbus-python = \[ pkgs.glib.out \];/dbus-python = [ ];/'
+step "mutant: the Python wrapper lets the caller's PYTHONPATH in" \
+  mutant nix/programs.nix 's/--unset PYTHONPATH //'
+step "mutant: the VM tests expect an ok cell of the adapter unavailable in Nix" \
+  mutant vm-tests/default.nix 's/adapters = map (a: a.id) matrix.nixAdapters;/adapters = map (a: a.id) matrix.adapters;/'
+step "mutant: the nextest check runs the programs with their shebangs unpatched" \
+  mutant nix/checks.nix '/patchShebangs --build source\/programs/d'
 step "mutant: the nextest check without the own-lockfile adapters next to the runner" \
   mutant nix/checks.nix 's/      ${placeOwnLockfileAdapters}//'
 step "mutant: the wrapper does not pin busd" \
@@ -270,6 +282,12 @@ step "model mutant: the dev shell uses pkgs.busd again" \
 step "model mutant: a VM test sets a NixOS option the model lacks" \
   scanner_mutant vm-tests/default.nix 's/virtualisation.cores = vm.cores;/virtualisation.cores = vm.cores; virtualisation.diskSize = 8192;/' \
   "NixOS option(s) virtualisation.diskSize not in nix/tests/stub-nixpkgs/model.json"
+step "model mutant: a program adapter's Python library the model lacks" \
+  scanner_mutant nix/programs.nix 's/jeepney = \[ pkgs.python3Packages.jeepney \];/jeepney = [ pkgs.python3Packages.jeepney-blocking ];/' \
+  "python3Packages.jeepney-blocking is not in the model"
+step "model mutant: the ruby-dbus gem from nixpkgs" \
+  scanner_mutant nix/programs.nix 's/dbus-fast = \[ pkgs.python3Packages.dbus-fast \];/dbus-fast = [ pkgs.python3Packages.dbus-fast ]; ruby = pkgs.ruby-dbus;/' \
+  "ruby-dbus is not in the model (absent from nixpkgs"
 step "model mutant: a bus from a nixpkgs attribute the model lacks" \
   scanner_mutant matrix.toml 's/^nix = "dbus-broker"/nix = "dbus-broker-git"/' "dbus-broker-git is not in the model"
 if [ "$nix_only" -eq 0 ]; then

@@ -3,7 +3,8 @@
 # sandbox runs it, to show that it passes there (CI has no Nix builder):
 #
 #   layout   /build/source = the workspace as nix/source.nix gives it to crane
-#            (crane's filterCargoSources: *.rs, *.toml, Cargo.lock; no target/),
+#            (crane's filterCargoSources: *.rs, *.toml, Cargo.lock; no target/;
+#            plus the test fixtures and snapshots and the program adapters, programs/),
 #            and beside it what the check's postUnpack copies: matrix.toml,
 #            docs/results.schema.json, docs/results/ (here under a temp dir)
 #   target   source/target/ci = a copy of the build scripts/test.sh just made
@@ -73,8 +74,10 @@ build=$sim/build
 mkdir -p "$build/source/target" "$build/tmp" "$sim/hold/cargo" "$sim/hold/rustup"
 
 t0=$(date +%s)
-# unpack: what nix/source.nix keeps (tar keeps the files' mtimes).
-(cd "$ws" && find . -path ./target -prune -o -type f \( -name '*.rs' -o -name '*.toml' -o -name Cargo.lock -o -path '*/.cargo/config' -o -path './runner/tests/fixtures/*' -o -path './runner/tests/snapshots/*' \) -print0) |
+# unpack: what nix/source.nix keeps (tar keeps the files' mtimes), the
+# program adapters (programs/) among it. Their shebangs stay Debian's
+# (/usr/bin/python3 with python3-jeepney), where the check patches them to its Python.
+(cd "$ws" && find . -path ./target -prune -o -type f \( -name '*.rs' -o -name '*.toml' -o -name Cargo.lock -o -path '*/.cargo/config' -o -path './runner/tests/fixtures/*' -o -path './runner/tests/snapshots/*' -o -path './programs/*' \) -print0) |
   tar -C "$ws" --null -T - -cf - | tar -C "$build/source" -xf -
 # postUnpack of the cargo-nextest check (nix/checks.nix).
 cp "$repo/matrix.toml" "$build/matrix.toml"

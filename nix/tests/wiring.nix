@@ -12,6 +12,12 @@ let
   flake = import ./with-stubs.nix { inherit root rev; };
   matrix = builtins.fromTOML (builtins.readFile (root + "/matrix.toml"));
   nixosBuses = filter (bus: bus ? nixos_implementation) matrix.bus;
+  # matrix.toml `unavailable_in = { nix = "reason" }`: adapters the flake cannot build.
+  unavailableInNix = a: (a.unavailable_in or { }) ? nix;
+  nixAdapters = filter (a: !(unavailableInNix a)) matrix.adapter;
+  programAdapters = filter (a: a ? program) nixAdapters;
+  endsWith = suffix: s:
+    let n = stringLength suffix; l = stringLength s; in l >= n && substring (l - n) n s == suffix;
   busd = builtins.head (filter (bus: bus.id == "busd") matrix.bus);
   busdSpec = builtins.match "([^@]+)@(.+)" busd.cargo;
   systems = [ "x86_64-linux" "aarch64-linux" ];
@@ -75,10 +81,63 @@ let
       # An adapter directory with a Cargo.lock is a workspace of its own (matrix.toml's header).
       ownLock = a: builtins.pathExists (root + "/${a.path}/Cargo.lock");
       manifestArg = a: "--manifest-path ${substring 8 (stringLength a.path - 8) a.path}/Cargo.toml";
+      # A Python program: a wrapper named as its package that runs the program
+      # (copied with the shared package) by python3.withPackages with the
+      # nixpkgs libraries of its library. A C program: compiled by its
+      # adapter.sh against dbus.dev with pkg-config, the binary installed.
+      programCheck = a:
+        let
+          p = packages.${a.id} or null;
+          dir = substring 17 (stringLength a.path - 17) a.path;
+          libraries = {
+            jeepney = [ "jeepney" ];
+            dbus-python = [ "dbus-python" "pygobject3" ];
+            dbus-fast = [ "dbus-fast" ];
+          };
+        in
+        if endsWith ".py" a.program then
+          c "program adapter ${a.id}: bin/${a.package} runs ${dir}/${a.program} with python3.withPackages of nixpkgs' ${a.library}"
+            (allOf [
+              (p != null)
+              (p.stubKind == "runCommand")
+              (p.name == a.package)
+              (p.python.stubKind == "python3.withPackages")
+              (libraries ? ${a.library})
+              (sameSet (outPaths p.python.stubArgs.packages) (map (n: pkgs.python3Packages.${n}.outPath) libraries.${a.library}))
+              (hasInfix "makeWrapper ${p.python}/bin/python3 $out/bin/${a.package}" p.stubArgs.buildCommand)
+              (hasInfix "--add-flags $out/share/dbus-matrix/programs/${dir}/${a.program}" p.stubArgs.buildCommand)
+              (hasInfix "--unset PYTHONPATH" p.stubArgs.buildCommand)
+              # gi.repository.GLib needs GLib's typelib (no wrapGAppsHook sets it).
+              (a.library != "dbus-python" || hasInfix "--prefix GI_TYPELIB_PATH : ${pkgs.glib.out}/lib/girepository-1.0" p.stubArgs.buildCommand)
+              (hasInfix "cp -r " p.stubArgs.buildCommand)
+              (builtins.pathExists (root + "/benches/programs/python/dbus_matrix_py/contract.py"))
+              (p.meta.mainProgram == a.package)
+            ])
+        else
+          c "program adapter ${a.id}: bin/${a.package} compiled by ${a.program} against dbus.dev with pkg-config"
+            (allOf [
+              (p != null)
+              (p.stubKind == "stdenv.mkDerivation")
+              (p.stubArgs.name == a.package)
+              (elem pkgs.pkg-config.outPath (outPaths p.stubArgs.nativeBuildInputs))
+              (elem pkgs.dbus.dev.outPath (outPaths p.stubArgs.buildInputs))
+              (builtins.pathExists "${p.stubArgs.src}/${a.program}")
+              (hasInfix "sh ./${a.program} list" p.stubArgs.buildPhase)
+              (hasInfix "$out/bin/${a.package}" p.stubArgs.installPhase)
+            ]);
+
       adapterChecks = map
         (a:
           let p = packages.${a.id} or null; in
-          if ownLock a then
+          if unavailableInNix a then
+            c "adapter ${a.id} is unavailable in Nix (matrix.toml unavailable_in.nix, with a reason): no package, not in the runner's bin dir"
+              (allOf [
+                (p == null)
+                (a.unavailable_in.nix != "")
+                (!(elem a.id (attrNames packages)))
+              ])
+          else if a ? program then programCheck a
+          else if ownLock a then
             c "adapter ${a.id} is a package built with its own lockfile and --manifest-path"
               (allOf [
                 (p != null)
@@ -109,8 +168,12 @@ let
         matrix.adapter;
 
       packageChecks = [
-        (c "packages are exactly the adapters, dbus-matrix and default"
-          (sameSet (attrNames packages) (map (a: a.id) matrix.adapter ++ [ "dbus-matrix" "default" ])))
+        (c "packages are exactly the adapters not unavailable in Nix, dbus-matrix and default"
+          (sameSet (attrNames packages) (map (a: a.id) nixAdapters ++ [ "dbus-matrix" "default" ])))
+        (c "the builds' source has the program adapters (benches/programs/), which the runner's tests run" (allOf [
+          (builtins.pathExists "${deps.stubArgs.src}/programs/python/dbus_matrix_py/contract.py")
+          (all (a: builtins.pathExists "${deps.stubArgs.src}/${substring 8 (stringLength a.path - 8) a.path}/${a.program}") programAdapters)
+        ]))
         (c "the shared deps are one buildDepsOnly of the whole workspace" (allOf [
           (deps != null)
           (deps.stubKind == "crane.buildDepsOnly")
@@ -157,8 +220,8 @@ let
         ++ [
           (c "default wraps dbus-matrix"
             (hasInfix "makeWrapper ${packages.dbus-matrix}/bin/dbus-matrix $out/bin/dbus-matrix" command))
-          (c "default's bin dir joins exactly the adapter packages"
-            (sameSet (outPaths default.adapterBins.stubArgs.paths) (map (a: packages.${a.id}.outPath or "missing ${a.id}") matrix.adapter)))
+          (c "default's bin dir joins exactly the adapter packages (the program adapters among them, none unavailable in Nix)"
+            (sameSet (outPaths default.adapterBins.stubArgs.paths) (map (a: packages.${a.id}.outPath or "missing ${a.id}") nixAdapters)))
         ];
 
       # Apps: their scripts are checks too, which is how the test reaches them.
@@ -213,7 +276,7 @@ let
             # A correctness test: a scenario selection per adapter, strict, well under 10 minutes.
             (t.dbusMatrix.strict or false)
             (builtins.isList (t.dbusMatrix.scenarios or null) && t.dbusMatrix.scenarios != [ ])
-            (t.dbusMatrix.adapters or [ ] == map (a: a.id) matrix.adapter)
+            (t.dbusMatrix.adapters or [ ] == map (a: a.id) nixAdapters)
             ((t.stubArgs.globalTimeout or 0) > 0 && t.stubArgs.globalTimeout <= 600)
             (builtins.isInt t.dbusMatrix.run_timeout && t.dbusMatrix.run_timeout < t.stubArgs.globalTimeout)
             (t.dbusMatrix.revision == rev)
@@ -242,6 +305,13 @@ let
           (checks.cargo-nextest.stubArgs.DBUS_MATRIX_DBUS_DAEMON == "${pkgs.dbus}/bin/dbus-daemon")
           (hasInfix "docs/results\n" checks.cargo-nextest.stubArgs.postUnpack)
           (all (n: elem pkgs.${n}.outPath (outPaths checks.cargo-nextest.stubArgs.nativeBuildInputs)) [ "valgrind" "chromium" "critcmp" ])
+        ]))
+        (c "the nextest check runs the program adapters from the source: shebangs patched, a python3 with every Python adapter's libraries" (allOf [
+          (hasInfix "patchShebangs --build source/programs" checks.cargo-nextest.stubArgs.postUnpack)
+          (any
+            (d: (d.stubKind or "") == "python3.withPackages"
+              && sameSet (outPaths d.stubArgs.packages) (map (n: pkgs.python3Packages.${n}.outPath) [ "jeepney" "dbus-python" "pygobject3" "dbus-fast" ]))
+            checks.cargo-nextest.stubArgs.nativeBuildInputs)
           (hasInfix "deadnix --fail" checks.deadnix.stubArgs.buildCommand)
           (hasInfix "nixpkgs-fmt --check" checks.nixpkgs-fmt.stubArgs.buildCommand)
         ]))

@@ -6,7 +6,7 @@ use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
-use harness::cli::Listing;
+use harness::cli::{Listing, ScenarioSupport};
 use harness::contract::Command;
 
 use crate::adapter;
@@ -29,6 +29,10 @@ pub fn bin_dir(explicit: Option<&Path>) -> Result<PathBuf> {
 /// program, the file in its source directory (checked when matrix.toml was
 /// loaded), or its installed executable in `bin_dir` where adapters come prebuilt.
 pub fn binary(bin_dir: &Path, entry: &AdapterEntry) -> Result<PathBuf> {
+    if entry.unavailable_here().is_some() {
+        // Never run: its listing is [`unavailable`], every cell decided by it.
+        return Ok(bin_dir.join(&entry.package));
+    }
     if let Some(program) = entry.program_path.as_ref().filter(|_| !crate::matrix::prebuilt()) {
         return Ok(program.clone());
     }
@@ -97,6 +101,39 @@ pub struct Described {
     pub unsupported: HashMap<String, String>,
     /// Scenario -> reason, peer to peer.
     pub unsupported_p2p: HashMap<String, String>,
+}
+
+/// The listing of an adapter this runner cannot have (matrix.toml
+/// `unavailable_in`): every scenario unsupported with `reason`, on a bus and
+/// peer to peer; version `unknown` (nothing was asked).
+pub fn unavailable(entry: &AdapterEntry, reason: &str) -> Described {
+    let ids: Vec<String> = harness::scenario::all().map(|s| s.id.clone()).collect();
+    let every = || {
+        ids.iter()
+            .map(|id| (id.clone(), reason.to_string()))
+            .collect::<HashMap<_, _>>()
+    };
+    let scenarios = ids
+        .iter()
+        .map(|id| ScenarioSupport {
+            id: id.clone(),
+            supported: false,
+            reason: Some(reason.to_string()),
+            p2p_supported: Some(false),
+            p2p_reason: Some(reason.to_string()),
+        })
+        .collect();
+    Described {
+        listing: Listing {
+            id: entry.id.clone(),
+            library: entry.library.clone(),
+            version: "unknown".into(),
+            runtime: String::new(),
+            scenarios,
+        },
+        unsupported: every(),
+        unsupported_p2p: every(),
+    }
 }
 
 pub fn describe(binary: &Path, scratch: &Path, interrupted: &AtomicBool) -> Result<Described> {

@@ -48,6 +48,11 @@ pub struct AdapterEntry {
     /// adapters come prebuilt ([`PREBUILT_ENV`]), and its sockets.
     #[serde(default)]
     pub program: Option<String>,
+    /// Build modes that cannot have this adapter, each with the reason
+    /// (`unavailable_in = { nix = "…" }`: the library is not in nixpkgs).
+    /// See [`AdapterEntry::unavailable_here`].
+    #[serde(default)]
+    pub unavailable_in: BTreeMap<String, String>,
     /// `path`/`program` against matrix.toml's directory (set after parsing).
     #[serde(skip)]
     pub program_path: Option<PathBuf>,
@@ -63,7 +68,21 @@ impl AdapterEntry {
     pub fn is_program(&self) -> bool {
         self.program.is_some()
     }
+
+    /// Why this runner cannot run the adapter, as its cells' reason: its
+    /// `unavailable_in` entry for the mode the adapters came in. Prebuilt
+    /// ([`PREBUILT_ENV`]) is the Nix flake's runner, mode `nix`, which does
+    /// not build such an adapter; host mode builds everything.
+    pub fn unavailable_here(&self) -> Option<String> {
+        let mode = if prebuilt() { "nix" } else { return None };
+        self.unavailable_in
+            .get(mode)
+            .map(|reason| format!("unavailable in {mode}: {reason}"))
+    }
 }
+
+/// The build modes `unavailable_in` may name.
+const BUILD_MODES: [&str; 1] = ["nix"];
 
 /// A library without an adapter, and why (not published, does not build
 /// with the pinned toolchain, ...).
@@ -357,6 +376,19 @@ impl Matrix {
                 ensure!(
                     !p.is_empty() && !p.contains('/') && p != "." && p != "..",
                     "adapter {}: program {p:?} must be a file name in the adapter's `path`",
+                    a.id
+                );
+            }
+            for (mode, reason) in &a.unavailable_in {
+                ensure!(
+                    BUILD_MODES.contains(&mode.as_str()),
+                    "adapter {}: unavailable_in: unknown build mode {mode:?}; known: {}",
+                    a.id,
+                    BUILD_MODES.join(", ")
+                );
+                ensure!(
+                    !reason.trim().is_empty(),
+                    "adapter {}: unavailable_in.{mode}: give the reason (it becomes the cells' reason)",
                     a.id
                 );
             }

@@ -34,3 +34,4 @@ mod resume;
 mod rounds;
 mod sdbus_row;
 mod spread;
+mod unavailable_in;

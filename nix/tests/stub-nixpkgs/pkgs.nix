@@ -75,10 +75,32 @@ let
             driverInteractive = driver "driver-interactive";
           };
         };
+
+    # python3.withPackages f: f gets the package set (the model's
+    # python3Packages.*) and returns a list of its packages.
+    "python3.withPackages" = f:
+      let
+        packages = f result.python3Packages;
+      in
+      if !(builtins.isList packages && builtins.all (p: builtins.isAttrs p && p ? outPath) packages)
+      then throw "stub: python3.withPackages: the function must return a list of packages"
+      else stub.mkDrv { kind = "python3.withPackages"; name = "python3-env"; args = { inherit packages; }; };
   };
 
   sets = {
-    stdenv.hostPlatform.system = system;
+    stdenv = {
+      hostPlatform.system = system;
+      mkDerivation = args0:
+        let
+          args = stub.checkArgs "stdenv.mkDerivation"
+            {
+              allowed = [ "name" "pname" "version" "src" "nativeBuildInputs" "buildInputs" "buildPhase" "installPhase" "passthru" "meta" ];
+              required = [ "src" ];
+            }
+            args0;
+        in
+        stub.mkDrv { kind = "stdenv.mkDerivation"; name = args.name or "${args.pname}-${args.version}"; inherit args; passthru = args.passthru or { }; };
+    };
   };
 
   value = name: entry:
@@ -97,7 +119,8 @@ let
         else nest (map (e: e // { path = tail e.path; }) es);
     in
     listToAttrs (map (first: { name = first; value = build first; }) firsts);
+  result = nest (map
+    (name: { path = builtins.filter builtins.isString (builtins.split "\\." name); value = value name model.attributes.${name}; })
+    (attrNames model.attributes));
 in
-nest (map
-  (name: { path = builtins.filter builtins.isString (builtins.split "\\." name); value = value name model.attributes.${name}; })
-  (attrNames model.attributes))
+result

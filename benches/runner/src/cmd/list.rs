@@ -37,6 +37,9 @@ pub fn exec(args: Args, ctx: &Context) -> Result<ExitCode> {
         .adapters
         .iter()
         .map(|a| {
+            if let Some(reason) = a.unavailable_here() {
+                return Err(reason);
+            }
             let bin = adapters::binary(&bin_dir, a).map_err(|e| format!("{e:#}"))?;
             let d = adapters::describe(&bin, scratch.path(), ctx.interrupted()).map_err(|e| format!("{e:#}"))?;
             if let Err(e) = adapters::check_identity(a, &bin, &d) {

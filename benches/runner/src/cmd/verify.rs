@@ -24,16 +24,22 @@ pub fn exec(args: Args, ctx: &Context) -> Result<ExitCode> {
     let scratch = Scratch::new("verify")?;
     let mut failures = 0;
     for a in m.select_adapters(&args.adapters)? {
+        let codec_scenarios = m
+            .select_scenarios(&args.scenarios)?
+            .into_iter()
+            .filter(|s| harness::scenario::find(&s.id).is_some_and(|s| s.ipc_op().is_none()));
+        if let Some(reason) = a.unavailable_here() {
+            for s in codec_scenarios {
+                outln!("{:<24} {:<22} unsupported: {reason}", a.id, s.id)?;
+            }
+            continue;
+        }
         let bin = adapters::binary(&bin_dir, a)?;
         // One that cannot describe itself fails its checks below, as before.
         if let Ok(d) = adapters::describe(&bin, scratch.path(), ctx.interrupted()) {
             adapters::check_identity(a, &bin, &d)?;
         }
         // IPC scenarios need a live service; each IPC cell verifies itself before timing.
-        let codec_scenarios = m
-            .select_scenarios(&args.scenarios)?
-            .into_iter()
-            .filter(|s| harness::scenario::find(&s.id).is_some_and(|s| s.ipc_op().is_none()));
         for s in codec_scenarios {
             let c = verify::check(&a.id, &bin, &s.id, scratch.path(), ctx.interrupted());
             let line = match &c.verdict {

@@ -31,7 +31,10 @@ pub fn describe_all(
 ) -> Result<HashMap<String, RunAdapter>> {
     let mut roster = HashMap::new();
     for (a, bin) in adapters.iter().zip(binaries) {
-        let d = adapters::describe(&bin, scratch, interrupted).map_err(|e| format!("{e:#}"));
+        let d = match a.unavailable_here() {
+            Some(reason) => Ok(adapters::unavailable(a, &reason)),
+            None => adapters::describe(&bin, scratch, interrupted).map_err(|e| format!("{e:#}")),
+        };
         if let Ok(d) = &d {
             adapters::check_identity(a, &bin, d)?;
         }
