@@ -96,6 +96,9 @@ in
     # pointed at the check's inputs (python3 with every Python adapter's
     # libraries; the C adapter's adapter.sh compiles with the stdenv's cc,
     # pkg-config and dbus.dev of commonArgs).
+    # dbus-fast's launcher makes a PyPI venv in host mode; here the check's
+    # Python has dbus-fast (nixpkgs) and the sandbox has no network.
+    DBUS_MATRIX_DBUS_FAST_PYTHON = "${programs.checkPython}/bin/python3";
     postUnpack = ''
       patchShebangs --build source/programs
       cp ${matrix.file} matrix.toml

@@ -3,10 +3,11 @@
 # where adapters come prebuilt (DBUS_MATRIX_PREBUILT): the same programs as in
 # host mode, with interpreters and libraries from nixpkgs instead of Debian.
 #
-# - Python (`*.py`): the program and the shared package
-#   benches/programs/python/ copied to share/, run by
+# - Python (a `library` of pythonLibraries below): the program's adapter.py
+#   and the shared package benches/programs/python/ copied to share/, run by
 #   `python3.withPackages` with the libraries of its matrix.toml `library`
-#   (pythonLibraries below);
+#   (a `program` that is a shell launcher, dbus-fast's adapter.sh, only makes
+#   host mode's PyPI venv: Nix has the library, so adapter.py runs directly);
 # - C (`*.sh`, libdbus-c): its adapter.sh compiles the *.c sources with
 #   pkg-config's flags for dbus-1 (dbus.dev) once, at build time; the
 #   binary is installed. It reports dbus_get_version() of the libdbus it
@@ -60,7 +61,7 @@ let
   python = adapter:
     let
       env = pythonFor adapter;
-      program = "$out/share/dbus-matrix/programs/${directoryOf adapter}/${adapter.program}";
+      program = "$out/share/dbus-matrix/programs/${directoryOf adapter}/adapter.py";
       typelibs = map (p: "--prefix GI_TYPELIB_PATH : ${p}/lib/girepository-1.0 ") (typelibPackages.${adapter.library} or [ ]);
     in
     pkgs.runCommand adapter.package
@@ -100,7 +101,7 @@ let
   };
 
   package = adapter:
-    if hasSuffix ".py" adapter.program then python adapter
+    if pythonLibraries ? ${adapter.library} then python adapter
     else if hasSuffix ".sh" adapter.program then c adapter
     else throw "matrix.toml: program adapter ${adapter.id}: the flake builds Python (*.py) and C (*.sh) programs, not ${adapter.program}: mark it unavailable_in = { nix = \"reason\" }";
 in
@@ -109,5 +110,7 @@ in
   # One interpreter with every Python library above, for the cargo-nextest
   # check (the runner's tests run the programs from the source, by their
   # patched shebangs).
+  # dbus-fast's adapter.sh skips its venv when $DBUS_MATRIX_DBUS_FAST_PYTHON
+  # names an interpreter with the library: the check sets it to this one.
   checkPython = pkgs.python3.withPackages (_: builtins.concatLists (builtins.attrValues pythonLibraries));
 }

@@ -97,6 +97,14 @@ for lock in "$ws"/adapters/*/Cargo.lock; do
   package=$(sed -n 's/^name = "\(.*\)"$/\1/p' "$(dirname "$lock")/Cargo.toml" | head -1)
   mv "$build/source/target/ci/$package" "$own_bins/"
 done
+# dbus-fast: the check's Python has it from nixpkgs (DBUS_MATRIX_DBUS_FAST_PYTHON);
+# here host mode's venv (install-deps made it) stands in, as there is no network.
+fast_venv=$(ls -d "$ws"/target/programs/dbus-fast-*/venv 2>/dev/null | head -1)
+if [ -z "$fast_venv" ]; then
+  echo "$0: no dbus-fast venv under $ws/target/programs (scripts/install-deps-debian.sh makes it)" >&2
+  exit 2
+fi
+cp -r "$fast_venv" "$build/dbus-fast-venv"
 chown -R nobody:nogroup "$build"
 t2=$(date +%s)
 echo "sandbox-nextest: layout in $build ($((t2 - t0)) s)"
@@ -114,6 +122,7 @@ check_env=(
   DBUS_MATRIX_DBUS_DAEMON="$(command -v dbus-daemon)"
   DBUS_MATRIX_DBUS_BROKER_LAUNCH="$(command -v dbus-broker-launch)"
   DBUS_MATRIX_BUSD="$cargo_home/bin/busd"
+  DBUS_MATRIX_DBUS_FAST_PYTHON="$build/dbus-fast-venv/bin/python"
   TERM=dumb
 )
 # preCheck, then crane's checkPhaseCargoCommand with our arguments.
