@@ -32,6 +32,7 @@ mod matrix;
 mod output;
 mod placement;
 mod progress;
+mod roles;
 mod run;
 mod scratch;
 mod selection;

@@ -120,6 +120,9 @@ pub fn render(r: &ResultsFile) -> String {
                     .map(|b| format!(" ({})", b.description));
                 let _ = writeln!(out, "### bus: {bus}{}\n", daemon.unwrap_or_default());
             }
+            table::Group::Role(role, bus) => {
+                let _ = writeln!(out, "### {} on {bus}\n\n{}\n", role.view(), table::role_note(r, *role));
+            }
         }
         library_table_head(&t, &mut out);
         for row in &t.rows {
@@ -259,7 +262,8 @@ fn bus_vs_bus(r: &ResultsFile, out: &mut String) {
         let cells: Vec<_> = r
             .cells
             .iter()
-            .filter(|c| c.adapter == a.id && c.bus.is_some())
+            // Same-library cells only: the roles apart have tables of their own.
+            .filter(|c| c.adapter == a.id && c.bus.is_some() && c.role.is_same())
             .collect();
         if !cells.iter().any(|c| c.status() == CellStatus::Ok) {
             continue;
