@@ -30,6 +30,7 @@ mod raw_samples;
 mod real_clients;
 mod report_snapshots;
 mod resume;
+mod roles;
 mod rounds;
 mod sdbus_row;
 mod spread;
