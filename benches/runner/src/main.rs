@@ -28,6 +28,7 @@ mod exec;
 mod export;
 mod history;
 mod instructions;
+mod interop;
 mod matrix;
 mod output;
 mod placement;

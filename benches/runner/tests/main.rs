@@ -19,6 +19,7 @@ mod fuzz_input;
 mod history;
 mod html_report;
 mod instructions;
+mod interop;
 mod ipc_costs;
 mod ipc_run;
 mod matrix_smoke;

@@ -28,6 +28,7 @@ use crate::roles::RoleSelection;
 use crate::scratch::Scratch;
 use crate::{adapters, environment, instructions, progress, store};
 
+pub use bus_session::BusSession;
 pub use resume::ResumeRequest;
 
 /// The options of `run` as given; a resumed run replaces the selection and
