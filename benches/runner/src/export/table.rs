@@ -343,16 +343,6 @@ pub fn status_word(s: CellStatus) -> &'static str {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn durations() {
-        assert_eq!(super::duration(999.0), "999 ns");
-        assert_eq!(super::duration(1234.5), "1.23 µs");
-        assert_eq!(super::duration(12_345_678.0), "12.3 ms");
-    }
-}
-
 /// What a client- or server-role table measured, against which reference.
 pub fn role_note(r: &ResultsFile, role: Role) -> String {
     let reference = r
@@ -364,5 +354,15 @@ pub fn role_note(r: &ResultsFile, role: Role) -> String {
         Role::Same => "each library calling its own server".into(),
         Role::Client => format!("each library's client calling the {reference} server: the client's cost"),
         Role::Server => format!("the {reference} client calling each library's server: the server's cost"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn durations() {
+        assert_eq!(super::duration(999.0), "999 ns");
+        assert_eq!(super::duration(1234.5), "1.23 µs");
+        assert_eq!(super::duration(12_345_678.0), "12.3 ms");
     }
 }
