@@ -21,6 +21,7 @@ pub mod ipc;
 pub mod payload;
 pub mod raw_samples;
 pub mod results;
+pub mod roles;
 pub mod scenario;
 pub mod stats;
 pub mod verify;

@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 pub use crate::raw_samples::{BenchResult, RawMeasurement, RawSample, RawSampleError};
+pub use crate::roles::{InteropCheck, InteropPair, InteropStatus, InteropTable, Role, RolesPlan};
 
 pub const SCHEMA_VERSION: u32 = 2;
 /// Written into every results file so that foreign JSON is recognised.
@@ -193,14 +194,17 @@ pub enum CellStatus {
     Failed,
 }
 
-/// Which cell: an adapter on a scenario, on a bus for IPC scenarios.
-/// Ordered by adapter, scenario, then bus (no bus first).
+/// Which cell: an adapter on a scenario, on a bus for IPC scenarios, in a
+/// role. Ordered by adapter, scenario, bus (no bus first), then role.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct CellKey {
     pub adapter: String,
     pub scenario: String,
     /// The bus for IPC scenarios; absent for marshal/demarshal.
     pub bus: Option<String>,
+    /// Which side the adapter plays (`same` for every cell but `call/*`
+    /// cells measured against the reference).
+    pub role: Role,
 }
 
 /// How a cell ended. A measurement exists exactly when the cell is ok, and
@@ -232,6 +236,9 @@ pub struct Cell {
     pub scenario: String,
     /// The bus for IPC scenarios; absent for marshal/demarshal.
     pub bus: Option<String>,
+    /// Which side the adapter plays; `same` (not written) for all but the
+    /// client and server roles of `call/*` cells.
+    pub role: Role,
     pub outcome: Outcome,
     /// Wall-clock seconds the cell took, including verification and warm-up.
     pub elapsed_s: f64,
@@ -244,6 +251,7 @@ impl Cell {
             adapter: key.adapter,
             scenario: key.scenario,
             bus: key.bus,
+            role: key.role,
             outcome,
             elapsed_s: 0.0,
         }
@@ -254,6 +262,7 @@ impl Cell {
             adapter: self.adapter.clone(),
             scenario: self.scenario.clone(),
             bus: self.bus.clone(),
+            role: self.role,
         }
     }
 
@@ -296,6 +305,9 @@ pub struct CellRecord {
     pub scenario: String,
     #[serde(default)]
     pub bus: Option<String>,
+    /// Absent: `same` (every file from before roles).
+    #[serde(default)]
+    pub role: Role,
     pub status: CellStatus,
     #[serde(default)]
     pub reason: Option<String>,
@@ -334,6 +346,7 @@ impl TryFrom<CellRecord> for Cell {
                 adapter: r.adapter,
                 scenario: r.scenario,
                 bus: r.bus,
+                role: r.role,
                 outcome,
                 elapsed_s: r.elapsed_s,
             }),
@@ -356,6 +369,8 @@ impl Serialize for Cell {
             scenario: &'a str,
             #[serde(skip_serializing_if = "Option::is_none")]
             bus: Option<&'a str>,
+            #[serde(skip_serializing_if = "Role::is_same")]
+            role: Role,
             status: CellStatus,
             #[serde(skip_serializing_if = "Option::is_none")]
             reason: Option<&'a str>,
@@ -367,6 +382,7 @@ impl Serialize for Cell {
             adapter: &self.adapter,
             scenario: &self.scenario,
             bus: self.bus.as_deref(),
+            role: self.role,
             status: self.status(),
             reason: self.reason(),
             measurement: self.measurement(),
@@ -489,6 +505,10 @@ pub struct ResultsFile {
     #[serde(default)]
     pub buses: Vec<BusRecord>,
     pub cells: Vec<Cell>,
+    /// Which client libraries interoperate with which servers (`dbus-matrix
+    /// interop`, or `run --interop`); absent when not checked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interop: Option<InteropTable>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -515,6 +535,9 @@ pub struct Plan {
     pub placement: String,
     /// `--instructions`.
     pub instructions: bool,
+    /// `--roles` (absent: same-library cells only, as before roles).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub roles: Option<RolesPlan>,
     pub fingerprint: Fingerprint,
 }
 

@@ -17,7 +17,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use harness::results::{Cell, CellKey, CellStatus, Outcome, ResultsFile, WallTime};
+use harness::results::{Cell, CellKey, CellStatus, Outcome, ResultsFile, Role, WallTime};
 use serde::Serialize;
 
 use crate::export::table;
@@ -80,6 +80,9 @@ pub struct CellComparison {
     pub scenario: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bus: Option<String>,
+    /// Client and server roles are compared with their own kind only (part of the key).
+    #[serde(skip_serializing_if = "Role::is_same")]
+    pub role: Role,
     pub old_status: Option<CellStatus>,
     pub new_status: Option<CellStatus>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -166,11 +169,17 @@ fn check_filters(old: &ResultsFile, new: &ResultsFile, opts: &CompareOptions) ->
 }
 
 fn compare_cell(key: &CellKey, old: Option<&Cell>, new: Option<&Cell>, opts: &CompareOptions) -> CellComparison {
-    let CellKey { adapter, scenario, bus } = key.clone();
+    let CellKey {
+        adapter,
+        scenario,
+        bus,
+        role,
+    } = key.clone();
     let mut out = CellComparison {
         adapter,
         scenario,
         bus,
+        role,
         old_status: old.map(Cell::status),
         new_status: new.map(Cell::status),
         wall_median_ns: None,
@@ -382,9 +391,10 @@ pub fn markdown(c: &Comparison) -> String {
             .unwrap_or_default();
         let _ = writeln!(
             s,
-            "| {} | {} | {} | {old} | {new} | {ratio} | {p} | {instr} | {} |",
+            "| {} | {}{} | {} | {old} | {new} | {ratio} | {p} | {instr} | {} |",
             r.adapter,
             r.scenario,
+            r.role.label_suffix(),
             r.bus.as_deref().unwrap_or(""),
             verdict_word(r.verdict)
         );

@@ -20,7 +20,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 use std::path::PathBuf;
 
-use harness::results::{Cell, CellKey, ResultsFile, WallTime};
+use harness::results::{Cell, CellKey, ResultsFile, Role, WallTime};
 use serde::Serialize;
 
 use crate::export::table::{self, duration};
@@ -75,6 +75,9 @@ pub struct Series {
     pub scenario: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bus: Option<String>,
+    /// A role apart is a series of its own (part of the key).
+    #[serde(skip_serializing_if = "Role::is_same")]
+    pub role: Role,
     pub points: Vec<Point>,
 }
 
@@ -170,7 +173,12 @@ pub fn history(runs: &[(PathBuf, ResultsFile)], opts: &HistoryOptions) -> anyhow
 }
 
 fn series(key: &CellKey, runs: &[&(PathBuf, ResultsFile)], cells: &[Option<&Cell>], opts: &HistoryOptions) -> Series {
-    let CellKey { adapter, scenario, bus } = key.clone();
+    let CellKey {
+        adapter,
+        scenario,
+        bus,
+        role,
+    } = key.clone();
     // Medians of the ok points since the last step, and the previous ok point.
     let mut level: Vec<f64> = Vec::new();
     let mut previous: Option<&WallTime> = None;
@@ -207,6 +215,7 @@ fn series(key: &CellKey, runs: &[&(PathBuf, ResultsFile)], cells: &[Option<&Cell
         adapter,
         scenario,
         bus,
+        role,
         points,
     }
 }
@@ -268,9 +277,10 @@ pub fn markdown(h: &History) -> String {
     for series in &h.series {
         let _ = write!(
             s,
-            "| {} | {} | {} |",
+            "| {} | {}{} | {} |",
             series.adapter,
             series.scenario,
+            series.role.label_suffix(),
             series.bus.as_deref().unwrap_or("")
         );
         for p in &series.points {

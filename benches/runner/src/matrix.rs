@@ -22,6 +22,9 @@ pub struct Matrix {
     /// coverage table with the reason (`list --format markdown`).
     #[serde(rename = "unavailable", default)]
     pub unavailable: Vec<UnavailableEntry>,
+    /// Client and server apart: the reference adapter (`crate::roles`).
+    #[serde(default)]
+    pub roles: Option<crate::roles::RolesConfig>,
     pub profile: BTreeMap<String, Profile>,
     /// Where the file was read from (set after parsing).
     #[serde(skip)]
@@ -153,6 +156,13 @@ pub struct Profile {
     /// Seconds: one operation slower than this is timed once (the cell says it was cut).
     #[serde(default)]
     pub cell_budget: Option<f64>,
+    /// Roles measured by default (`run --roles`): `same` when absent.
+    #[serde(default)]
+    pub roles: Option<Vec<harness::results::Role>>,
+    /// The `call/*` scenarios measured in the client and server roles
+    /// (default: every `call/*` scenario of the matrix).
+    #[serde(default)]
+    pub role_scenarios: Option<Vec<String>>,
 }
 
 /// Which IPC cells get their costs counted.
@@ -407,8 +417,9 @@ impl Matrix {
         }
         for (name, p) in &self.profile {
             p.check().with_context(|| format!("[profile.{name}]"))?;
+            crate::roles::check_profile(name, p)?;
         }
-        Ok(())
+        crate::roles::check_config(self)
     }
 
     /// Every adapter's `path` exists, relative to this file (unless the

@@ -526,6 +526,7 @@ mod tests {
             adapter: "a".into(),
             scenario: s.into(),
             bus: b.map(str::to_string),
+            role: harness::results::Role::Same,
         };
         assert_eq!(group_of(&key("marshal/mixed", None)), Group::Codec);
         assert_eq!(group_of(&key("baseline/raw-socket/64", None)), Group::Floor);

@@ -124,6 +124,7 @@ mod tests {
             adapters: Vec::new(),
             buses: Vec::new(),
             cells: Vec::new(),
+            interop: None,
         }
     }
 

@@ -39,6 +39,7 @@ fn results_with(adapters: Vec<AdapterRecord>) -> ResultsFile {
         adapters,
         buses: vec![],
         cells: vec![],
+        interop: None,
     }
 }
 

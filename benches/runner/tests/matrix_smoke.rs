@@ -3,7 +3,7 @@
 //! file whose reports render.
 
 use crate::common::*;
-use harness::results::CellStatus;
+use harness::results::{CellStatus, Role};
 
 #[test]
 fn every_adapter_passes_verification() {
@@ -56,6 +56,27 @@ fn smoke_run_covers_every_cell_and_reports() {
     assert!(buses.len() >= 4, "dbus-daemon, dbus-broker, busd and p2p: {buses:?}");
     // Which cells must exist (docs/scenarios.md): codec scenarios once per adapter, the
     // raw-socket floor once for the baseline, every other IPC scenario per library and bus.
+    let reference = m["roles"]["reference"]
+        .as_str()
+        .expect("matrix.toml names the reference adapter");
+    let smoke_roles: Vec<&str> = m["profile"]["smoke"]["roles"]
+        .as_array()
+        .expect("the smoke profile measures every role")
+        .iter()
+        .map(|r| r.as_str().unwrap())
+        .collect();
+    assert_eq!(smoke_roles, ["same", "client", "server"], "smoke covers every role");
+    let role_scenarios: Vec<&str> = m["profile"]["smoke"]["role_scenarios"]
+        .as_array()
+        .map(|a| a.iter().map(|s| s.as_str().unwrap()).collect())
+        .expect("the smoke profile names its role scenarios");
+    // Every role scenario of quick is in smoke: every new cell kind is covered.
+    for s in m["profile"]["quick"]["role_scenarios"].as_array().into_iter().flatten() {
+        assert!(
+            role_scenarios.contains(&s.as_str().unwrap()),
+            "{s} of quick is not in smoke"
+        );
+    }
     let mut expected = std::collections::BTreeSet::new();
     for a in m["adapter"].as_array().unwrap() {
         let id = a["id"].as_str().unwrap();
@@ -84,14 +105,20 @@ fn smoke_run_covers_every_cell_and_reports() {
         for s in m["scenario"].as_array().unwrap() {
             let s = s["id"].as_str().unwrap();
             if s.starts_with("marshal/") || s.starts_with("demarshal/") {
-                expected.insert((id.to_string(), s.to_string(), None));
+                expected.insert((id.to_string(), s.to_string(), None, Role::Same));
             } else if s.starts_with("baseline/") {
                 if baseline {
-                    expected.insert((id.to_string(), s.to_string(), None));
+                    expected.insert((id.to_string(), s.to_string(), None, Role::Same));
                 }
             } else if !baseline {
                 for b in &buses {
-                    expected.insert((id.to_string(), s.to_string(), Some(b.to_string())));
+                    expected.insert((id.to_string(), s.to_string(), Some(b.to_string()), Role::Same));
+                    // The client and server roles of the profile's role scenarios, against the reference.
+                    if role_scenarios.contains(&s) && id != reference {
+                        for role in [Role::Client, Role::Server] {
+                            expected.insert((id.to_string(), s.to_string(), Some(b.to_string()), role));
+                        }
+                    }
                 }
             }
         }
@@ -99,7 +126,7 @@ fn smoke_run_covers_every_cell_and_reports() {
     let got: std::collections::BTreeSet<_> = r
         .cells
         .iter()
-        .map(|c| (c.adapter.clone(), c.scenario.clone(), c.bus.clone()))
+        .map(|c| (c.adapter.clone(), c.scenario.clone(), c.bus.clone(), c.role))
         .collect();
     let missing: Vec<_> = expected.difference(&got).collect();
     let extra: Vec<_> = got.difference(&expected).collect();
@@ -107,12 +134,25 @@ fn smoke_run_covers_every_cell_and_reports() {
         missing.is_empty() && extra.is_empty(),
         "missing {missing:?}\nextra {extra:?}"
     );
-    assert_eq!(r.cells.len(), expected.len(), "one cell per adapter x scenario (x bus)");
+    assert_eq!(
+        r.cells.len(),
+        expected.len(),
+        "one cell per adapter x scenario (x bus x role)"
+    );
     let failed: Vec<String> = r
         .cells
         .iter()
         .filter(|c| c.status() == CellStatus::Failed)
-        .map(|c| format!("{} {} {:?}: {}", c.adapter, c.scenario, c.bus, c.reason().unwrap_or("")))
+        .map(|c| {
+            format!(
+                "{} {} {:?} {}: {}",
+                c.adapter,
+                c.scenario,
+                c.bus,
+                c.role,
+                c.reason().unwrap_or("")
+            )
+        })
         .collect();
     assert!(failed.is_empty(), "failed cells:\n{}", failed.join("\n"));
     // Every ok IPC cell (the floor too) of a scenario the smoke profile

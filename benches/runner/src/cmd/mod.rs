@@ -5,6 +5,7 @@
 mod build_times;
 mod compare;
 mod history;
+mod interop;
 mod list;
 mod report;
 mod run;
@@ -57,6 +58,9 @@ pub enum Cmd {
     /// Build time of each adapter: a release build of it where only the shared
     /// harness is already built (needs a checkout and cargo).
     BuildTimes(build_times::Args),
+    /// Which client libraries interoperate with which servers: every client
+    /// calls every server a few times, untimed. Exits 1 when a pair failed a check.
+    Interop(interop::Args),
 }
 
 impl Cmd {
@@ -70,6 +74,7 @@ impl Cmd {
             Cmd::Verify(args) => verify::exec(args, ctx),
             Cmd::List(args) => list::exec(args, ctx),
             Cmd::BuildTimes(args) => build_times::exec(args, ctx),
+            Cmd::Interop(args) => interop::exec(args, ctx),
         }
     }
 

@@ -60,6 +60,16 @@ pub struct Args {
     /// under valgrind's callgrind (machine-independent; needs valgrind).
     #[arg(long)]
     instructions: bool,
+    /// Which sides of `call/*` cells to measure (comma-separated): `same`
+    /// (the library calling itself), `client` (the library calling the
+    /// reference server), `server` (the reference client calling the
+    /// library's server) [default: the profile's `roles`, else same].
+    #[arg(long, value_delimiter = ',', conflicts_with = "resume")]
+    roles: Vec<harness::results::Role>,
+    /// The reference adapter of the client and server roles [default:
+    /// matrix.toml's `[roles] reference`].
+    #[arg(long, value_name = "ADAPTER", conflicts_with = "resume")]
+    reference: Option<String>,
 }
 
 pub fn exec(args: Args, ctx: &Context) -> Result<ExitCode> {
@@ -86,12 +96,20 @@ pub fn exec(args: Args, ctx: &Context) -> Result<ExitCode> {
             .map(|pin| Placement::parse(pin).with_context(|| format!("--pin {pin:?}")))
             .transpose()?,
         instructions: args.instructions,
+        roles: args.roles,
+        reference: args.reference,
     };
     let summary = run::run(opts, ctx.interrupted.clone())?;
     out!("{}", export::markdown::render(&summary.results))?;
     let failed = summary.failed();
     for c in &failed {
-        errln!("failed: {} {}: {}", c.adapter, c.scenario, c.reason().unwrap_or(""));
+        errln!(
+            "failed: {} {}{}: {}",
+            c.adapter,
+            c.scenario,
+            c.role.label_suffix(),
+            c.reason().unwrap_or("")
+        );
     }
     errln!(
         "results: {} ({} cells: {} failed)",

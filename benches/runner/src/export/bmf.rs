@@ -23,9 +23,14 @@ pub fn render(r: &ResultsFile) -> String {
     let mut out = Map::new();
     for c in &r.cells {
         let Some(m) = c.measurement() else { continue };
+        // Roles apart get `#client` / `#server`: never mixed with the same-library cell.
+        let role = match c.role.is_same() {
+            true => String::new(),
+            false => format!("#{}", c.role),
+        };
         let name = match &c.bus {
-            Some(bus) => format!("{}/{}@{bus}", c.adapter, c.scenario),
-            None => format!("{}/{}", c.adapter, c.scenario),
+            Some(bus) => format!("{}/{}@{bus}{role}", c.adapter, c.scenario),
+            None => format!("{}/{}{role}", c.adapter, c.scenario),
         };
         let e = &m.wall.median_ns;
         let mut measures = Map::new();

@@ -162,9 +162,13 @@ fn median_abs_dev(m: &Measurement) -> f64 {
 }
 
 fn benchmark(baseline: &str, c: &Cell, m: &Measurement) -> Benchmark {
+    let role = match c.role.is_same() {
+        true => String::new(),
+        false => format!("#{}", c.role),
+    };
     let function_id = match &c.bus {
-        Some(bus) => format!("{}@{bus}", c.scenario),
-        None => c.scenario.clone(),
+        Some(bus) => format!("{}@{bus}{role}", c.scenario),
+        None => format!("{}{role}", c.scenario),
     };
     let full_id = format!("{}/{function_id}", c.adapter);
     let w = &m.wall;

@@ -38,7 +38,8 @@ pub fn render(r: &ResultsFile) -> String {
             out += &format!(",{role}_{col}");
         }
     }
-    out.push_str(",reason,cut\n");
+    // `cell_role`: which side of the cell the adapter is (same, client, server).
+    out.push_str(",reason,cut,cell_role\n");
     let target = width::target(r);
     for c in &r.cells {
         let a = r.adapters.iter().find(|a| a.id == c.adapter);
@@ -97,6 +98,8 @@ pub fn render(r: &ResultsFile) -> String {
         out += &field(c.reason().unwrap_or(""));
         out.push(',');
         out += &field(w.as_ref().and_then(|w| w.cut).unwrap_or(""));
+        out.push(',');
+        out += c.role.as_str();
         out.push('\n');
     }
     out

@@ -120,6 +120,9 @@ pub fn render(r: &ResultsFile) -> String {
                     .map(|b| format!(" ({})", b.description));
                 let _ = writeln!(out, "### bus: {bus}{}\n", daemon.unwrap_or_default());
             }
+            table::Group::Role(role, bus) => {
+                let _ = writeln!(out, "### {} on {bus}\n\n{}\n", role.view(), table::role_note(r, *role));
+            }
         }
         library_table_head(&t, &mut out);
         for row in &t.rows {
@@ -140,6 +143,9 @@ pub fn render(r: &ResultsFile) -> String {
         cost_tables(r, &t, &mut out);
     }
     bus_vs_bus(r, &mut out);
+    if let Some(t) = &r.interop {
+        out.push_str(&super::interop::markdown(t));
+    }
     out.push_str(
         "Cells: median wall time per operation (criterion); in brackets the ratio to the fastest library in the column \
          (1.00× = fastest; the baseline is not a library and may go below 1) and, over IPC, the ratio to the raw-socket \
@@ -259,7 +265,8 @@ fn bus_vs_bus(r: &ResultsFile, out: &mut String) {
         let cells: Vec<_> = r
             .cells
             .iter()
-            .filter(|c| c.adapter == a.id && c.bus.is_some())
+            // Same-library cells only: the roles apart have tables of their own.
+            .filter(|c| c.adapter == a.id && c.bus.is_some() && c.role.is_same())
             .collect();
         if !cells.iter().any(|c| c.status() == CellStatus::Ok) {
             continue;

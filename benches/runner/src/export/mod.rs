@@ -4,6 +4,7 @@ pub mod bmf;
 pub mod critcmp;
 pub mod csv;
 pub mod html;
+pub mod interop;
 pub mod json;
 pub mod markdown;
 pub mod table;

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use harness::results::{AdapterRecord, BuildRecord, Cell, CellStatus, IpcCosts, ProcessCost, ResultsFile};
+use harness::results::{AdapterRecord, BuildRecord, Cell, CellStatus, IpcCosts, ProcessCost, ResultsFile, Role};
 
 /// Which table a cell belongs to.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -14,11 +14,15 @@ pub enum Group {
     Floor,
     /// IPC cells on this bus.
     Bus(String),
+    /// `call/*` cells on this bus in the client or server role (a view of
+    /// its own: never mixed with the same-library table).
+    Role(Role, String),
 }
 
 impl Group {
     fn of(c: &Cell) -> Group {
         match &c.bus {
+            Some(b) if !c.role.is_same() => Group::Role(c.role, b.clone()),
             Some(b) => Group::Bus(b.clone()),
             None if harness::scenario::find(&c.scenario).and_then(|s| s.ipc_op()).is_some() => Group::Floor,
             None => Group::Codec,
@@ -189,7 +193,7 @@ pub fn tables(r: &ResultsFile) -> Vec<Table<'_>> {
         .map(|group| {
             let cells: Vec<&Cell> = r.cells.iter().filter(|c| Group::of(c) == group).collect();
             let bus = match &group {
-                Group::Bus(b) => Some(b.clone()),
+                Group::Bus(b) | Group::Role(_, b) => Some(b.clone()),
                 _ => None,
             };
             let mut columns: Vec<String> = Vec::new();
@@ -336,6 +340,20 @@ pub fn status_word(s: CellStatus) -> &'static str {
         CellStatus::Ok => "ok",
         CellStatus::Unsupported => "unsupported",
         CellStatus::Failed => "failed",
+    }
+}
+
+/// What a client- or server-role table measured, against which reference.
+pub fn role_note(r: &ResultsFile, role: Role) -> String {
+    let reference = r
+        .plan
+        .as_ref()
+        .and_then(|p| p.roles.as_ref())
+        .map_or("the reference", |p| p.reference.as_str());
+    match role {
+        Role::Same => "each library calling its own server".into(),
+        Role::Client => format!("each library's client calling the {reference} server: the client's cost"),
+        Role::Server => format!("the {reference} client calling each library's server: the server's cost"),
     }
 }
 

@@ -11,14 +11,14 @@ use std::time::Duration;
 use anyhow::Result;
 use harness::contract::{self, CriterionSettings};
 use harness::ipc::{IpcOp, Transport};
-use harness::results::{BenchResult, Cell, CellKey, Measurement, Outcome};
+use harness::results::{BenchResult, Cell, CellKey, Measurement, Outcome, Role};
 
 use super::bus_session::BusSession;
 use super::cold_start;
 use super::plan::Planned;
 use super::roster::RunAdapter;
 use crate::adapter::{self, Running};
-use crate::matrix::Profile;
+use crate::matrix::{AdapterEntry, Profile};
 use crate::{costs, instructions, verify};
 
 /// What every cell of a run shares.
@@ -32,6 +32,37 @@ pub struct CellContext<'a> {
     pub client_cpu: Option<usize>,
     /// `--instructions`: also count codec cells under callgrind.
     pub instructions: bool,
+    /// The reference adapter of the client and server roles (when the run has them).
+    pub reference: Option<Side<'a>>,
+}
+
+/// One side of an IPC cell: the adapter serving or calling, and its binary.
+#[derive(Clone, Copy)]
+pub struct Side<'a> {
+    pub entry: &'a AdapterEntry,
+    pub adapter: &'a RunAdapter,
+}
+
+/// The client and the server of a cell: the cell's adapter on both sides
+/// (`same`), or the reference on the other side.
+fn sides<'a>(
+    ctx: &CellContext<'a>,
+    cell: &Planned<'a>,
+    adapter: &'a RunAdapter,
+) -> Result<(Side<'a>, Side<'a>), String> {
+    let own = Side {
+        entry: cell.adapter,
+        adapter,
+    };
+    let reference = || {
+        ctx.reference
+            .ok_or_else(|| format!("role {} without a reference adapter", cell.role))
+    };
+    Ok(match cell.role {
+        Role::Same => (own, own),
+        Role::Client => (own, reference()?),
+        Role::Server => (reference()?, own),
+    })
 }
 
 /// An IPC cell's bus session, or why there is none.
@@ -39,8 +70,31 @@ pub type Session<'s> = Result<&'s mut BusSession, String>;
 
 /// A cell the listing decides without running anything: `Some` with its
 /// finished cell.
-pub fn decided(cell: &Planned, adapter: &RunAdapter, session: Option<&Session>) -> Option<Cell> {
-    listed_outcome(cell, adapter, session).map(|o| to_cell(cell, o, Duration::ZERO))
+pub fn decided<'a>(
+    ctx: &CellContext<'a>,
+    cell: &Planned<'a>,
+    adapter: &'a RunAdapter,
+    session: Option<&Session>,
+) -> Option<Cell> {
+    let outcome = match sides(ctx, cell, adapter) {
+        Err(reason) => Some(Outcome::Failed { reason }),
+        Ok((client, _)) if cell.role.is_same() => listed_outcome(cell, client.adapter, session),
+        // Either side's listing decides; the reason says whose it is.
+        Ok((client, server)) => [("client", client), ("server", server)]
+            .into_iter()
+            .find_map(|(side, s)| {
+                listed_outcome(cell, s.adapter, session).map(|o| match o {
+                    Outcome::Unsupported { reason } => Outcome::Unsupported {
+                        reason: format!("the {side} ({}): {reason}", s.entry.id),
+                    },
+                    Outcome::Failed { reason } => Outcome::Failed {
+                        reason: format!("the {side} ({}): {reason}", s.entry.id),
+                    },
+                    ok => ok,
+                })
+            }),
+    };
+    outcome.map(|o| to_cell(cell, o, Duration::ZERO))
 }
 
 /// The finished cell from its combined outcome: instructions are counted
@@ -72,6 +126,7 @@ fn to_cell(cell: &Planned, outcome: Outcome, elapsed: Duration) -> Cell {
         adapter: cell.adapter.id.clone(),
         scenario: cell.scenario.clone(),
         bus: cell.bus.map(|b| b.id.clone()),
+        role: cell.role,
     };
     Cell {
         elapsed_s: elapsed.as_secs_f64(),
@@ -107,14 +162,15 @@ enum Prepared {
 fn prepare_ipc(
     ctx: &CellContext,
     cell: &Planned,
-    bin: &Path,
+    server: Side,
     session: &mut BusSession,
     first: bool,
 ) -> Result<Prepared, String> {
     let op = harness::scenario::find(&cell.scenario)
         .and_then(|s| s.ipc_op())
         .expect("bus cells are IPC cells");
-    let transport = session.server(cell.adapter, bin)?;
+    let bin = server.adapter.bin.as_path();
+    let transport = session.server(server.entry, bin)?;
     if op == IpcOp::PropertyColdStart {
         let monitored = session.bus_socket().filter(|_| first);
         return cold_start::measure(
@@ -127,7 +183,7 @@ fn prepare_ipc(
         )
         .map(|m| Prepared::Measured(Box::new(m)));
     }
-    let subscribers = session.subscribers(cell.adapter, bin, op)?;
+    let subscribers = session.subscribers(server.entry, bin, op)?;
     Ok(Prepared::Bench(IpcSetup { transport, subscribers }))
 }
 
@@ -135,20 +191,25 @@ fn prepare_ipc(
 /// bus; or one cold-start series), then, in the `first` round only, the
 /// costs of an IPC cell. `Err` only for what ends the run (the scratch
 /// directory failing).
-pub fn round(
-    ctx: &CellContext,
-    cell: &Planned,
-    adapter: &RunAdapter,
+pub fn round<'a>(
+    ctx: &CellContext<'a>,
+    cell: &Planned<'a>,
+    adapter: &'a RunAdapter,
     session: Option<Session>,
     first: bool,
 ) -> Result<Outcome> {
-    let bin = adapter.bin.as_path();
+    let (client, server) = match sides(ctx, cell, adapter) {
+        Ok(s) => s,
+        Err(reason) => return Ok(Outcome::Failed { reason }),
+    };
+    // The process timed is the client's: the cell's adapter but in the server role.
+    let bin = client.adapter.bin.as_path();
     let mut session = match session {
         None => None,
         Some(Err(reason)) => return Ok(Outcome::Failed { reason }),
         Some(Ok(s)) => Some(s),
     };
-    let ipc = match session.as_deref_mut().map(|s| prepare_ipc(ctx, cell, bin, s, first)) {
+    let ipc = match session.as_deref_mut().map(|s| prepare_ipc(ctx, cell, server, s, first)) {
         None => None,
         Some(Ok(Prepared::Bench(setup))) => Some(setup),
         Some(Ok(Prepared::Measured(m))) => return Ok(Outcome::Ok(m)),
@@ -200,7 +261,7 @@ pub fn round(
     }
     if !out.success() {
         // Say what broke when the bus or the server went away under the cell.
-        let cause = session.as_deref_mut().and_then(|s| s.health(cell.adapter).err());
+        let cause = session.as_deref_mut().and_then(|s| s.health(server.entry).err());
         let reason = match cause {
             Some(cause) => format!("{cause}; the client: {}", out.describe()),
             None => out.describe(),
@@ -230,7 +291,7 @@ pub fn round(
         let counted = Counted {
             bin,
             scenario: &cell.scenario,
-            adapter_id: &cell.adapter.id,
+            adapter_id: &server.entry.id,
             ipc: ipc.as_ref(),
             session: session.as_deref(),
         };
@@ -246,6 +307,7 @@ pub fn round(
 struct Counted<'a> {
     bin: &'a Path,
     scenario: &'a str,
+    /// The adapter whose server the cell calls.
     adapter_id: &'a str,
     ipc: Option<&'a IpcSetup>,
     session: Option<&'a BusSession>,

@@ -20,13 +20,15 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::Result;
-use harness::results::{Cell, CellStatus, Outcome, Plan, ResultsFile};
+use harness::results::{Cell, CellStatus, Outcome, Plan, ResultsFile, Role};
 
 use crate::matrix::Matrix;
 use crate::placement::Placement;
+use crate::roles::RoleSelection;
 use crate::scratch::Scratch;
 use crate::{adapters, environment, instructions, progress, store};
 
+pub use bus_session::BusSession;
 pub use resume::ResumeRequest;
 
 /// The options of `run` as given; a resumed run replaces the selection and
@@ -50,6 +52,10 @@ pub struct RunOptions {
     pub placement: Option<Placement>,
     /// Also count instructions per operation of codec cells under callgrind.
     pub instructions: bool,
+    /// `--roles` (empty: the profile's, or `same`).
+    pub roles: Vec<Role>,
+    /// `--reference` (default: matrix.toml's `[roles] reference`).
+    pub reference: Option<String>,
 }
 
 pub struct RunSummary {
@@ -86,7 +92,19 @@ pub fn run(mut opts: RunOptions, interrupted: Arc<AtomicBool>) -> Result<RunSumm
             profile.jobs
         );
     }
+    let roles = match &resumed {
+        Some(r) => RoleSelection::from_plan(r.plan.roles.as_ref()),
+        None => RoleSelection::resolve(&opts.matrix, &profile, &opts.roles, opts.reference.as_deref())?,
+    };
     let adapters = opts.matrix.select_adapters(&opts.adapters)?;
+    // The reference serves and calls in the other roles' cells: asked what
+    // it is and allowed on the bus like the selected adapters.
+    let mut involved = adapters.clone();
+    if let Some(id) = &roles.reference {
+        if !involved.iter().any(|a| &a.id == id) {
+            involved.extend(opts.matrix.select_adapters(std::slice::from_ref(id))?);
+        }
+    }
     let scenarios = opts.matrix.select_scenarios(&opts.scenarios)?;
     let mut system_buses = Vec::new();
     let buses = plan::buses(&opts, &mut system_buses)?;
@@ -94,7 +112,7 @@ pub fn run(mut opts: RunOptions, interrupted: Arc<AtomicBool>) -> Result<RunSumm
         Some(r) => Duration::from_secs_f64(r.plan.cell_timeout_s),
         None => plan::default_timeout(&profile),
     });
-    let binaries: Vec<PathBuf> = adapters
+    let binaries: Vec<PathBuf> = involved
         .iter()
         .map(|a| adapters::binary(&opts.bin_dir, a))
         .collect::<Result<_>>()?;
@@ -112,8 +130,8 @@ pub fn run(mut opts: RunOptions, interrupted: Arc<AtomicBool>) -> Result<RunSumm
             (results, Some(stem))
         }
     };
-    let roster = roster::describe_all(&adapters, binaries, scratch.path(), &interrupted, &mut results)?;
-    let fingerprint = resume::fingerprint(&opts.matrix, &profile, &adapters, &roster)?;
+    let roster = roster::describe_all(&involved, binaries, scratch.path(), &interrupted, &mut results)?;
+    let fingerprint = resume::fingerprint(&opts.matrix, &profile, &involved, &roster)?;
     let path = match resumed {
         Some(r) => {
             let mut now = environment::detect();
@@ -134,6 +152,7 @@ pub fn run(mut opts: RunOptions, interrupted: Arc<AtomicBool>) -> Result<RunSumm
                 cell_timeout_s: timeout.as_secs_f64(),
                 placement: placement.describe(),
                 instructions: opts.instructions,
+                roles: roles.record(),
                 fingerprint,
             });
             store::create_new(&opts.out_dir, &new_stem.unwrap_or_default(), &results)?
@@ -144,7 +163,7 @@ pub fn run(mut opts: RunOptions, interrupted: Arc<AtomicBool>) -> Result<RunSumm
         results.environment.valgrind = valgrind;
     }
     let done: HashSet<_> = results.cells.iter().map(|c| c.key()).collect();
-    let plan = plan::plan(&adapters, &scenarios, &buses, &done);
+    let plan = plan::plan(&adapters, &scenarios, &buses, &roles, &done);
 
     let estimate: f64 = plan.iter().map(|p| schedule::cell_estimate(&profile, p)).sum();
     let bar = progress::run_bar(schedule::to_ms(estimate), plan.len(), opts.progress);
@@ -156,7 +175,8 @@ pub fn run(mut opts: RunOptions, interrupted: Arc<AtomicBool>) -> Result<RunSumm
         interrupted: &interrupted,
         placement,
         instructions: opts.instructions,
-        adapters: &adapters,
+        adapters: &involved,
+        reference: roles.reference.as_deref(),
         roster: &roster,
         scratch: scratch.path(),
         bar: &bar,

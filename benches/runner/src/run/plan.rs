@@ -7,13 +7,14 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use harness::ipc::IpcOp;
-use harness::results::{CellKey, ResultsFile, RunInfo, Selection, FORMAT_NAME, SCHEMA_VERSION};
+use harness::results::{CellKey, ResultsFile, Role, RunInfo, Selection, FORMAT_NAME, SCHEMA_VERSION};
 
 use super::bus_session::SYSTEM_BUS;
 use super::RunOptions;
 use crate::environment;
 use crate::matrix::{AdapterEntry, BusEntry, Profile, ScenarioEntry};
 use crate::placement::Placement;
+use crate::roles::RoleSelection;
 
 /// One cell to run.
 pub struct Planned<'a> {
@@ -21,16 +22,21 @@ pub struct Planned<'a> {
     pub scenario: String,
     /// `None` for marshal/demarshal and the raw-socket floor.
     pub bus: Option<&'a BusEntry>,
+    /// Which side the adapter plays (`same` but for the client and server
+    /// roles of `call/*` cells).
+    pub role: Role,
 }
 
 /// Which cells exist: codec scenarios for every adapter; the raw-socket floor
 /// for baseline adapters only; other IPC scenarios for every library adapter
-/// on every bus. Order: scenario-major, rotating the adapter order each
-/// scenario so no adapter always runs first (or right after a heavy one).
+/// on every bus, in each role `roles` selects. Order: scenario-major, then
+/// role, rotating the adapter order each scenario so no adapter always runs
+/// first (or right after a heavy one).
 pub fn plan<'a>(
     adapters: &[&'a AdapterEntry],
     scenarios: &[&'a ScenarioEntry],
     buses: &[&'a BusEntry],
+    roles: &RoleSelection,
     done: &HashSet<CellKey>,
 ) -> Vec<Planned<'a>> {
     let mut plan = Vec::new();
@@ -43,24 +49,28 @@ pub fn plan<'a>(
             if on_bus != bus.is_some() {
                 continue;
             }
-            for k in 0..adapters.len() {
-                let a = adapters[(i + k) % adapters.len()];
-                let wanted = match op {
-                    None => true,
-                    Some(_) if is_floor => a.baseline,
-                    Some(_) => !a.baseline,
-                };
-                let key = CellKey {
-                    adapter: a.id.clone(),
-                    scenario: s.id.clone(),
-                    bus: bus.map(|b| b.id.clone()),
-                };
-                if wanted && !done.contains(&key) {
-                    plan.push(Planned {
-                        adapter: a,
+            for role in Role::ALL {
+                for k in 0..adapters.len() {
+                    let a = adapters[(i + k) % adapters.len()];
+                    let wanted = match op {
+                        None => role.is_same(),
+                        Some(_) if is_floor => a.baseline && role.is_same(),
+                        Some(_) => !a.baseline && roles.wants(a, &s.id, role),
+                    };
+                    let key = CellKey {
+                        adapter: a.id.clone(),
                         scenario: s.id.clone(),
-                        bus,
-                    });
+                        bus: bus.map(|b| b.id.clone()),
+                        role,
+                    };
+                    if wanted && !done.contains(&key) {
+                        plan.push(Planned {
+                            adapter: a,
+                            scenario: s.id.clone(),
+                            bus,
+                            role,
+                        });
+                    }
                 }
             }
         }
@@ -124,6 +134,7 @@ pub fn new_results(opts: &RunOptions, profile: &str, placement: &Placement) -> R
         adapters: Vec::new(),
         buses: Vec::new(),
         cells: Vec::new(),
+        interop: None,
     };
     Ok((stem, results))
 }
@@ -175,6 +186,7 @@ pub fn sort_in_plan_order(results: &mut ResultsFile) {
         (
             bus,
             index(&sel.scenarios, &c.scenario),
+            c.role,
             index(&sel.adapters, &c.adapter),
         )
     };

@@ -122,12 +122,17 @@ pub fn apply_plan(opts: &mut RunOptions, plan: &Plan) -> Result<()> {
     Ok(())
 }
 
-/// How a cell is named on the command line: `adapter/scenario[@bus]` (the
-/// names of the BMF and critcmp exports).
+/// How a cell is named on the command line: `adapter/scenario[@bus][#role]`
+/// (the names of the BMF and critcmp exports; `#client`, `#server` for the
+/// roles apart, nothing for the same-library cell).
 pub fn cell_name(c: &Cell) -> String {
+    let role = match c.role.is_same() {
+        true => String::new(),
+        false => format!("#{}", c.role),
+    };
     match &c.bus {
-        Some(b) => format!("{}/{}@{b}", c.adapter, c.scenario),
-        None => format!("{}/{}", c.adapter, c.scenario),
+        Some(b) => format!("{}/{}@{b}{role}", c.adapter, c.scenario),
+        None => format!("{}/{}{role}", c.adapter, c.scenario),
     }
 }
 

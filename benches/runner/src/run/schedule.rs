@@ -32,7 +32,10 @@ pub struct Shared<'a> {
     pub interrupted: &'a AtomicBool,
     pub placement: Placement,
     pub instructions: bool,
+    /// Every adapter a cell involves: the selected ones and the reference.
     pub adapters: &'a [&'a AdapterEntry],
+    /// The reference adapter of the client and server roles, if the run has them.
+    pub reference: Option<&'a str>,
     pub roster: &'a HashMap<String, RunAdapter>,
     pub scratch: &'a Path,
     pub bar: &'a ProgressBar,
@@ -185,6 +188,13 @@ impl Worker<'_> {
             interrupted: s.interrupted,
             client_cpu: s.placement.client,
             instructions: s.instructions,
+            reference: s.reference.and_then(|id| {
+                let entry = s.adapters.iter().find(|a| a.id == id)?;
+                Some(cell::Side {
+                    entry,
+                    adapter: s.roster.get(id)?,
+                })
+            }),
         };
         let mut bus = CurrentBus::default();
         let mut pending = Vec::new();
@@ -193,7 +203,7 @@ impl Worker<'_> {
                 return Ok(false);
             }
             let adapter = &s.roster[&cell.adapter.id];
-            match cell::decided(cell, adapter, self.session(&mut bus, cell).as_ref()) {
+            match cell::decided(&ctx, cell, adapter, self.session(&mut bus, cell).as_ref()) {
                 Some(decided) => self.record(decided, cell_estimate(s.profile, cell))?,
                 None => pending.push(Pending {
                     cell,
@@ -213,9 +223,10 @@ impl Worker<'_> {
                 any = true;
                 let on = p.cell.bus.map(|b| format!(" on {}", b.id)).unwrap_or_default();
                 s.bar.set_message(format!(
-                    "{} {}{on} (round {})",
+                    "{} {}{on}{} (round {})",
                     p.cell.adapter.id,
                     p.cell.scenario,
+                    p.cell.role.label_suffix(),
                     round + 1
                 ));
                 let adapter = &s.roster[&p.cell.adapter.id];
@@ -269,9 +280,10 @@ impl Worker<'_> {
         let s = self.shared;
         if cell.status() == CellStatus::Failed {
             s.bar.println(format!(
-                "failed: {} {}: {}",
+                "failed: {} {}{}: {}",
                 cell.adapter,
                 cell.scenario,
+                cell.role.label_suffix(),
                 cell.reason().unwrap_or("")
             ));
         }

@@ -2,7 +2,8 @@
 //! harness's reference codec, except for the fault named by the file name it
 //! is invoked as (tests symlink it): `fault-ok`, `fault-hang`, `fault-crash`,
 //! `fault-garbage-list`, `fault-wrong-bytes`, `fault-slow`, `fault-exit`,
-//! `fault-unwrap`.
+//! `fault-unwrap`, `fault-wrong-reply` (its server echoes bytes with the
+//! first one changed: every client of it fails, its own client is sound).
 //! The adapter id is that file name, so one binary plays many adapters.
 //! `FAULT_ADAPTER_AS=<name>` picks the fault instead, keeping the id (the same
 //! adapter, deliberately slowed, for `compare` tests). `FAULT_ADAPTER_LOG=FILE`
@@ -42,6 +43,9 @@ enum Fault {
     /// Panics by unwrapping a library error (an `anyhow::Error`, which
     /// carries a backtrace when `RUST_LIB_BACKTRACE` or `RUST_BACKTRACE` asks).
     Unwrap,
+    /// The server answers `EchoBytes` with its first byte changed (a broken
+    /// server for the interop check; the client side is correct).
+    WrongReply,
 }
 
 struct Faulty {
@@ -58,6 +62,7 @@ fn fault_from_name(name: &str) -> Fault {
         "fault-slow" => Fault::Slow,
         "fault-exit" => Fault::Exit,
         "fault-unwrap" => Fault::Unwrap,
+        "fault-wrong-reply" => Fault::WrongReply,
         _ => Fault::None,
     }
 }
@@ -174,7 +179,9 @@ fn plain_body(values: &[wire::Value]) -> Option<Body> {
 /// A minimal IPC side on the test client of the `bus` crate: enough for
 /// `call/void` and `call/echo-bytes/*` on a bus, to test how the runner copes
 /// with buses and servers that die.
-struct RawIpc;
+struct RawIpc {
+    wrong_reply: bool,
+}
 
 const SUPPORTED_IPC: &str = "the fault adapter serves only call/void and call/echo-bytes/* on a bus";
 
@@ -204,7 +211,12 @@ impl Ipc for RawIpc {
         ready();
         loop {
             let call = c.next_call()?;
-            let reply: Vec<Value> = call.values.iter().take(1).cloned().collect();
+            let mut reply: Vec<Value> = call.values.iter().take(1).cloned().collect();
+            if let (true, Some(Value::Array(_, bytes))) = (self.wrong_reply, reply.first_mut()) {
+                if let Some(Value::Byte(b)) = bytes.first_mut() {
+                    *b ^= 0xff;
+                }
+            }
             c.reply(&call, &reply)?;
         }
     }
@@ -271,7 +283,9 @@ fn main() -> ExitCode {
             runtime: "blocking: the calling thread",
         },
         move || Faulty { fault, calls: 0 },
-        || RawIpc,
+        move || RawIpc {
+            wrong_reply: fault == Fault::WrongReply,
+        },
     )
 }
 

@@ -111,11 +111,9 @@ impl Page<'_> {
                         .enumerate()
                         .map(|(i, b)| Bar {
                             colour: BUS_COLOURS[i % BUS_COLOURS.len()],
-                            value: bar_value(
-                                r.cells
-                                    .iter()
-                                    .find(|c| c.adapter == a.id && c.scenario == s && c.bus.as_deref() == Some(*b)),
-                            ),
+                            value: bar_value(r.cells.iter().find(|c| {
+                                c.adapter == a.id && c.scenario == s && c.bus.as_deref() == Some(*b) && c.role.is_same()
+                            })),
                             name: b.to_string(),
                         })
                         .collect(),
@@ -189,7 +187,7 @@ impl Page<'_> {
             for a in r.adapters.iter().filter(|a| !a.baseline) {
                 let mut pts: Vec<(usize, f64, u64)> = echo
                     .iter()
-                    .filter(|(c, _)| c.adapter == a.id && c.bus.as_deref() == Some(bus))
+                    .filter(|(c, _)| c.adapter == a.id && c.bus.as_deref() == Some(bus) && c.role.is_same())
                     .filter_map(|(c, n)| {
                         c.measurement()
                             .map(|m| (*n, m.wall.median_ns.point, m.throughput_bytes))

@@ -8,6 +8,7 @@
 //! the charts.
 
 mod charts;
+mod interop;
 mod style;
 mod svg;
 mod tables;
@@ -122,6 +123,7 @@ pub fn render_counted(r: &ResultsFile) -> (String, usize) {
     p.codec_charts(&tables);
     p.ipc_charts();
     p.size_charts();
+    p.interop();
     p.notes();
     let _ = writeln!(
         p.out,

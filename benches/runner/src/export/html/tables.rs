@@ -13,6 +13,7 @@ use crate::export::width;
 fn group_suffix(g: &Group) -> String {
     match g {
         Group::Bus(b) => format!(": <code>{}</code>", esc(b)),
+        Group::Role(role, b) => format!(": {} on <code>{}</code>", role, esc(b)),
         Group::Floor => ": floor".into(),
         Group::Codec => String::new(),
     }
@@ -32,6 +33,12 @@ impl Page<'_> {
                     .map(|b| format!(" <span>({})</span>", esc(&b.description)));
                 format!("Bus: <code>{}</code>{}", esc(bus), daemon.unwrap_or_default())
             }
+            Group::Role(role, bus) => format!(
+                "{} on <code>{}</code> <span>({})</span>",
+                esc(&upper_first(role.view())),
+                esc(bus),
+                esc(&table::role_note(self.r, *role))
+            ),
         }
     }
 
@@ -250,4 +257,11 @@ impl Page<'_> {
             self.out.push_str("</tbody></table></div>\n");
         }
     }
+}
+
+fn upper_first(s: &str) -> String {
+    let mut c = s.chars();
+    c.next()
+        .map(|f| f.to_uppercase().chain(c).collect())
+        .unwrap_or_default()
 }
