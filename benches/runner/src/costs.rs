@@ -198,6 +198,29 @@ fn read_io(pid: u32) -> Result<(u64, u64)> {
     Ok((field("syscr:")?, field("syscw:")?))
 }
 
+/// Resident memory of a process, in KiB.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Memory {
+    /// Peak resident set (`VmHWM`).
+    pub hwm_kib: u64,
+    /// Resident set now (`VmRSS`).
+    pub rss_kib: u64,
+}
+
+/// `VmHWM` and `VmRSS` of `pid` (`None` for a process that is gone, or a
+/// kernel thread without them).
+pub fn read_memory(pid: u32) -> Option<Memory> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let kib = |name: &str| -> Option<u64> {
+        let value = status.lines().find_map(|l| l.strip_prefix(name))?;
+        value.trim().strip_suffix("kB")?.trim().parse().ok()
+    };
+    Some(Memory {
+        hwm_kib: kib("VmHWM:")?,
+        rss_kib: kib("VmRSS:")?,
+    })
+}
+
 /// One process at the start of a window: its counters and open perf counters.
 struct ProcessCounters {
     pid: u32,
@@ -216,6 +239,8 @@ struct Closed {
     syscalls: Option<u64>,
     /// Counters were asked for but could not be opened on every thread.
     syscalls_missing: bool,
+    /// Memory at the end of the window; `None` when /proc did not say.
+    memory: Option<Memory>,
 }
 
 impl ProcessCounters {
@@ -247,6 +272,7 @@ impl ProcessCounters {
             io: read_io(self.pid)?,
             io_before: self.io,
             syscalls,
+            memory: read_memory(self.pid),
         })
     }
 }
@@ -259,6 +285,8 @@ struct Delta {
     writes: u64,
     /// `None` once any process could not count its system calls.
     syscalls: Option<Option<u64>>,
+    /// Summed over the role's processes; `None` once any could not be read.
+    memory: Option<Option<Memory>>,
 }
 
 impl Delta {
@@ -285,6 +313,11 @@ impl Delta {
         }
         let so_far = self.syscalls.unwrap_or(Some(0));
         self.syscalls = Some(so_far.zip(c.syscalls).map(|(a, b)| a + b));
+        let memory_so_far = self.memory.unwrap_or(Some(Memory::default()));
+        self.memory = Some(memory_so_far.zip(c.memory).map(|(a, b)| Memory {
+            hwm_kib: a.hwm_kib + b.hwm_kib,
+            rss_kib: a.rss_kib + b.rss_kib,
+        }));
     }
 
     fn per_op(&self, role: &'static str, operations: u64) -> ProcessCost {
@@ -297,6 +330,8 @@ impl Delta {
             syscalls_per_op: self.syscalls.flatten().map(|s| s as f64 / n),
             read_calls_per_op: self.reads as f64 / n,
             write_calls_per_op: self.writes as f64 / n,
+            vm_hwm_kib: self.memory.flatten().map(|m| m.hwm_kib),
+            vm_rss_kib: self.memory.flatten().map(|m| m.rss_kib),
         }
     }
 }
@@ -425,6 +460,8 @@ mod tests {
         let cost = d.per_op("client", 1);
         assert!(cost.cpu_ns_per_op >= 10e6, "{}", cost.cpu_ns_per_op);
         assert!(cost.voluntary_switches_per_op >= 1.0);
+        let hwm = cost.vm_hwm_kib.expect("this process has a VmHWM");
+        assert!(hwm > 0 && hwm >= cost.vm_rss_kib.unwrap(), "{hwm} {:?}", cost.vm_rss_kib);
         if let Some(s) = cost.syscalls_per_op {
             assert!(s >= 100.0, "{s}");
         }
