@@ -88,33 +88,11 @@ pub fn count(window: &Window, interrupted: &AtomicBool) -> Result<IpcCosts, Stri
     let participants: Vec<(&str, &[u32])> = std::iter::once(("client", &client_pid[..]))
         .chain(window.others.iter().map(|p| (p.role, p.pids.as_slice())))
         .collect();
-    let syscall_event = match syscall_tracepoint() {
-        Ok(id) => Some(*id),
-        Err(why) => {
-            notes.push(format!("system calls not counted: {why}"));
-            None
-        }
-    };
-    let before: Vec<Vec<ProcessCounters>> = participants
-        .iter()
-        .map(|(_, pids)| {
-            pids.iter()
-                .map(|&pid| ProcessCounters::open(pid, syscall_event))
-                .collect()
-        })
-        .collect::<Result<_>>()
-        .map_err(|e| format!("{e:#}"))?;
+    let syscall_event = syscall_event(&mut notes);
+    let snapshot = Snapshot::take(&participants, syscall_event).map_err(|e| format!("{e:#}"))?;
     client.send(GO)?;
     client.expect(WINDOW_END, window.timeout, interrupted)?;
-    let mut processes = Vec::new();
-    for (&(role, _), before) in participants.iter().zip(before) {
-        let mut delta = Delta::default();
-        for counters in before {
-            let closed = counters.close().map_err(|e| format!("{e:#}"))?;
-            delta.add(&closed, role, &mut notes);
-        }
-        processes.push(delta.per_op(role, window.iterations));
-    }
+    let processes = snapshot.close(window.iterations, &mut notes)?;
 
     // Window 2: the bus, through a monitor connected only now.
     client.send(GO)?;
@@ -146,6 +124,55 @@ pub fn count(window: &Window, interrupted: &AtomicBool) -> Result<IpcCosts, Stri
         bus_bytes_per_op: traffic.map(|t| t.bytes as f64 / n),
         notes,
     })
+}
+
+/// The counters of every participant at the start of a window.
+pub struct Snapshot<'a> {
+    roles: Vec<(&'a str, Vec<ProcessCounters>)>,
+}
+
+impl<'a> Snapshot<'a> {
+    /// Opens counters on every process of every role; `syscall_event` from
+    /// [`syscall_event`] (`None`: system calls are not counted).
+    pub fn take(participants: &[(&'a str, &[u32])], syscall_event: Option<u64>) -> Result<Snapshot<'a>> {
+        let roles = participants
+            .iter()
+            .map(|&(role, pids)| {
+                let counters = pids
+                    .iter()
+                    .map(|&pid| ProcessCounters::open(pid, syscall_event))
+                    .collect::<Result<_>>()?;
+                Ok((role, counters))
+            })
+            .collect::<Result<_>>()?;
+        Ok(Snapshot { roles })
+    }
+
+    /// Per-operation costs of each role over `operations` operations since
+    /// [`Snapshot::take`], with their memory at this moment.
+    pub fn close(self, operations: u64, notes: &mut Vec<String>) -> Result<Vec<ProcessCost>, String> {
+        let mut processes = Vec::new();
+        for (role, before) in self.roles {
+            let mut delta = Delta::default();
+            for counters in before {
+                let closed = counters.close().map_err(|e| format!("{e:#}"))?;
+                delta.add(&closed, role, notes);
+            }
+            processes.push(delta.per_op(role, operations));
+        }
+        Ok(processes)
+    }
+}
+
+/// The perf event to count system calls with, or `None` with a note why not.
+pub fn syscall_event(notes: &mut Vec<String>) -> Option<u64> {
+    match syscall_tracepoint() {
+        Ok(id) => Some(*id),
+        Err(why) => {
+            notes.push(format!("system calls not counted: {why}"));
+            None
+        }
+    }
 }
 
 /// Counters of one thread, from /proc.
@@ -320,7 +347,7 @@ impl Delta {
         }));
     }
 
-    fn per_op(&self, role: &'static str, operations: u64) -> ProcessCost {
+    fn per_op(&self, role: &str, operations: u64) -> ProcessCost {
         let n = operations as f64;
         ProcessCost {
             role: role.into(),

@@ -81,6 +81,16 @@ pub struct UnavailableEntry {
 #[serde(deny_unknown_fields)]
 pub struct ScenarioEntry {
     pub id: String,
+    /// The profiles that run it when no `--scenarios` is given (default:
+    /// all); scaled scenarios keep their big sizes out of smoke and quick.
+    #[serde(default)]
+    pub profiles: Option<Vec<String>>,
+}
+
+impl ScenarioEntry {
+    pub fn in_profile(&self, profile: &str) -> bool {
+        self.profiles.as_ref().is_none_or(|p| p.iter().any(|n| n == profile))
+    }
 }
 
 /// A bus of the matrix, and where its daemon comes from (Nix and the
@@ -375,6 +385,15 @@ impl Matrix {
         }
         for (name, p) in &self.profile {
             p.check().with_context(|| format!("[profile.{name}]"))?;
+        }
+        for s in &self.scenarios {
+            for name in s.profiles.iter().flatten() {
+                ensure!(
+                    self.profile.contains_key(name),
+                    "scenario {}: unknown profile {name:?} in `profiles`",
+                    s.id
+                );
+            }
         }
         Ok(())
     }

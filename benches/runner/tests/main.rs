@@ -31,5 +31,6 @@ mod real_clients;
 mod report_snapshots;
 mod resume;
 mod rounds;
+mod scaled_cells;
 mod sdbus_row;
 mod spread;

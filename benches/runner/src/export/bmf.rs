@@ -12,7 +12,8 @@
 //! - `allocations`: heap allocations per operation, when recorded;
 //! - `instructions`: callgrind instructions per operation (`run --instructions`);
 //! - IPC cells: `bus-messages`, `syscalls`, `context-switches` and `cpu-time`
-//!   (ns) per operation, summed over the cell's processes (see `table::COST_FIGURES`).
+//!   (ns) per operation, summed over the cell's processes, and `peak-rss` and
+//!   `rss` (KiB, VmHWM and VmRSS summed over them; see `table::COST_FIGURES`).
 
 use harness::results::ResultsFile;
 use serde_json::{json, Map, Value};

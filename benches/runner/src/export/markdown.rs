@@ -121,6 +121,9 @@ pub fn render(r: &ResultsFile) -> String {
                 let _ = writeln!(out, "### bus: {bus}{}\n", daemon.unwrap_or_default());
             }
         }
+        if let Some(line) = table::placement_line(&t, r.run.placement.as_deref()) {
+            let _ = writeln!(out, "{line}\n");
+        }
         library_table_head(&t, &mut out);
         for row in &t.rows {
             let cells: Vec<String> = row

@@ -12,9 +12,11 @@ use anyhow::Result;
 use harness::contract::{self, CriterionSettings};
 use harness::ipc::{IpcOp, Transport};
 use harness::results::{BenchResult, Cell, CellKey, Measurement, Outcome};
+use harness::scenario::{Driver, Scenario};
 
 use super::bus_session::BusSession;
 use super::cold_start;
+use super::parallel_clients::{self, Parallel};
 use super::plan::Planned;
 use super::roster::RunAdapter;
 use crate::adapter::{self, Running};
@@ -32,6 +34,8 @@ pub struct CellContext<'a> {
     pub client_cpu: Option<usize>,
     /// `--instructions`: also count codec cells under callgrind.
     pub instructions: bool,
+    /// Where IPC cells' processes run (`Placement::describe`), recorded on each.
+    pub placement: String,
 }
 
 /// An IPC cell's bus session, or why there is none.
@@ -104,10 +108,37 @@ enum Prepared {
 /// Starts what an IPC cell needs on its session, or measures it right away
 /// (cold starts are timed by the runner, from outside).
 fn prepare_ipc(ctx: &CellContext, cell: &Planned, bin: &Path, session: &mut BusSession) -> Result<Prepared, String> {
-    let op = harness::scenario::find(&cell.scenario)
-        .and_then(|s| s.ipc_op())
-        .expect("bus cells are IPC cells");
+    let scenario = scenario_of(cell);
+    let op = scenario.ipc_op().expect("bus cells are IPC cells");
     let transport = session.server(cell.adapter, bin)?;
+    let rules = match scenario.driver {
+        Driver::MatchRules(kind, n) => Some((kind, n)),
+        _ => None,
+    };
+    session.hold_rules(rules)?;
+    if let Driver::ParallelClients(clients) = scenario.driver {
+        let mut others = Vec::new();
+        if let Some(pid) = session.server_pid(&cell.adapter.id) {
+            others.push(costs::Participant {
+                role: "server",
+                pids: vec![pid],
+            });
+        }
+        let bus = session.bus_pids();
+        if !bus.is_empty() {
+            others.push(costs::Participant { role: "bus", pids: bus });
+        }
+        let parallel = Parallel {
+            bin,
+            transport: &transport,
+            clients,
+            samples: ctx.profile.sample_size,
+            measurement: Duration::from_secs_f64(ctx.profile.measurement),
+            others,
+            timeout: ctx.timeout,
+        };
+        return parallel_clients::measure(&parallel, ctx.interrupted).map(|m| Prepared::Measured(Box::new(m)));
+    }
     if op == IpcOp::PropertyColdStart {
         return cold_start::measure(bin, &transport, ctx.profile.sample_size, ctx.scratch, ctx.interrupted)
             .map(|m| Prepared::Measured(Box::new(m)));
@@ -136,7 +167,15 @@ pub fn round(
     let ipc = match session.as_deref_mut().map(|s| prepare_ipc(ctx, cell, bin, s)) {
         None => None,
         Some(Ok(Prepared::Bench(setup))) => Some(setup),
-        Some(Ok(Prepared::Measured(m))) => return Ok(Outcome::Ok(m)),
+        Some(Ok(Prepared::Measured(mut m))) => {
+            m.placement = Some(placement_of(ctx, cell));
+            if m.costs.is_some() && !ctx.profile.costs.counts(&cell.scenario) {
+                // Counted with the timing (parallel clients), kept only where the profile asks.
+                m.costs = None;
+                m.verification_notes.push(SKIPPED_COSTS.into());
+            }
+            return Ok(Outcome::Ok(m));
+        }
         Some(Err(reason)) => return Ok(Outcome::Failed { reason }),
     };
     let mut runner_verified = Vec::new();
@@ -156,7 +195,7 @@ pub fn round(
     let result_file = ctx.scratch.join("measurement.json");
     let _ = std::fs::remove_file(&result_file);
     let bench = contract::Command::Bench(contract::Bench {
-        scenario: cell.scenario.clone(),
+        scenario: scenario_of(cell).adapter_scenario().to_string(),
         result: result_file.clone(),
         criterion_dir: Some(ctx.scratch.join("criterion")),
         settings: CriterionSettings {
@@ -204,17 +243,23 @@ pub fn round(
         }
     };
     m.verification_notes.extend(runner_verified);
+    if let Driver::MatchRules(kind, n) = scenario_of(cell).driver {
+        m.verification_notes
+            .push(format!("the runner held {n} {} match rules (every AddMatch answered)", kind.slug()));
+    }
     // Every IPC scenario, the raw-socket floor too (no session, no setup).
-    let is_ipc = harness::scenario::find(&cell.scenario).is_some_and(|s| s.ipc_op().is_some());
+    let is_ipc = scenario_of(cell).ipc_op().is_some();
+    if is_ipc {
+        m.placement = Some(placement_of(ctx, cell));
+    }
     // Costs are counted once, in a cell's first round.
     let count_costs = is_ipc && first;
     if count_costs && !ctx.profile.costs.counts(&cell.scenario) {
-        m.verification_notes
-            .push("costs not counted: the profile counts them for other scenarios only (matrix.toml `costs`)".into());
+        m.verification_notes.push(SKIPPED_COSTS.into());
     } else if count_costs {
         let counted = Counted {
             bin,
-            scenario: &cell.scenario,
+            scenario: scenario_of(cell).adapter_scenario(),
             adapter_id: &cell.adapter.id,
             ipc: ipc.as_ref(),
             session: session.as_deref(),
@@ -224,6 +269,22 @@ pub fn round(
         }
     }
     Ok(Outcome::Ok(Box::new(m)))
+}
+
+const SKIPPED_COSTS: &str = "costs not counted: the profile counts them for other scenarios only (matrix.toml `costs`)";
+
+/// The harness's scenario of a planned cell (the plan holds known ids only).
+fn scenario_of(cell: &Planned) -> &'static Scenario {
+    harness::scenario::find(&cell.scenario).expect("planned cells have known scenarios")
+}
+
+/// Where an IPC cell's processes ran: the run's placement, except that
+/// parallel clients are never pinned (K clients on one CPU would measure it).
+fn placement_of(ctx: &CellContext, cell: &Planned) -> String {
+    match scenario_of(cell).driver {
+        Driver::ParallelClients(_) if ctx.placement != "none" => format!("{} (the clients unpinned)", ctx.placement),
+        _ => ctx.placement.clone(),
+    }
 }
 
 /// An IPC cell whose costs are to be counted, and the processes it involves

@@ -185,6 +185,7 @@ impl Worker<'_> {
             interrupted: s.interrupted,
             client_cpu: s.placement.client,
             instructions: s.instructions,
+            placement: s.placement.describe(),
         };
         let mut bus = CurrentBus::default();
         let mut pending = Vec::new();

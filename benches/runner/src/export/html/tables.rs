@@ -39,6 +39,9 @@ impl Page<'_> {
     /// Markdown table: many scenarios, few libraries, fits a screen).
     pub(super) fn matrix_table(&mut self, t: &Table) {
         let _ = writeln!(self.out, "<h3>{}</h3>", self.table_heading(t));
+        if let Some(line) = table::placement_line(t, self.r.run.placement.as_deref()) {
+            let _ = writeln!(self.out, "<p class=\"explain\">{}</p>", esc(&line));
+        }
         self.open_table(t, "");
         for (i, col) in t.columns.iter().enumerate() {
             let _ = write!(self.out, "<tr><th title=\"{}\">{}</th>", esc(&summary(col)), esc(col));
