@@ -94,6 +94,7 @@ fn parallel_clients_match_rules_memory_and_placement() {
     let md = report("markdown");
     assert!(md.contains("#### peak resident memory (VmHWM"), "{md}");
     assert!(md.contains("CPU placement of these cells: unpinned"), "{md}");
+    assert!(md.contains(" calls/s"), "parallel clients' calls/s: {md}");
     let csv = report("csv");
     let header = csv.lines().next().unwrap();
     for col in ["client_vm_hwm_kib", "server_vm_hwm_kib", "bus_vm_hwm_kib", "bus_vm_rss_kib", "placement"] {
@@ -102,6 +103,8 @@ fn parallel_clients_match_rules_memory_and_placement() {
     let bmf: serde_json::Value = serde_json::from_str(&report("bmf")).unwrap();
     let void = &bmf["rustbus-0.19/call/void@dbus-daemon"];
     assert!(void["peak-rss"]["value"].as_f64().is_some_and(|k| k > 0.0), "{void}");
+    let parallel = &bmf["rustbus-0.19/call/parallel-clients/2@dbus-broker"];
+    assert!(parallel["calls-per-second"]["value"].as_f64().is_some_and(|n| n > 0.0), "{parallel}");
     let html = report("html");
     assert!(html.contains("peak resident memory (VmHWM"), "HTML cost table");
     assert!(html.contains("CPU placement of these cells: unpinned"), "HTML placement line");

@@ -28,6 +28,7 @@ fn cell_text(e: &Entry, adapter: &str, cx: &Context, notes: &mut Notes) -> Strin
             if let Some(r) = e.ratio {
                 extra.push(format!("{r:.2}×"));
             }
+            extra.extend(table::calls_per_second(&e.cell.scenario, m.wall.median_ns.point));
             if let Some(f) = m.floor_ratio {
                 // Cached reads never touch the socket: keep two significant digits below 1.
                 let text = if f >= 1.0 {

@@ -47,6 +47,14 @@ pub struct Entry<'a> {
     pub ratio: Option<f64>,
 }
 
+/// Calls per second of a `call/parallel-clients/<k>` cell (all clients
+/// together: 10^9 / ns per call), as the reports print it: "12.3k calls/s".
+pub fn calls_per_second(scenario: &str, median_ns: f64) -> Option<String> {
+    let is_parallel = harness::scenario::find(scenario)
+        .is_some_and(|s| matches!(s.driver, harness::scenario::Driver::ParallelClients(_)));
+    (is_parallel && median_ns > 0.0).then(|| format!("{} calls/s", si(1e9 / median_ns)))
+}
+
 /// Which CPU placement the IPC cells of a table were measured with
 /// (`Measurement::placement`, else the run's `--pin` for older files), as
 /// one line every report prints under the table's heading.

@@ -115,7 +115,7 @@ impl Page<'_> {
                 } else if let Some(why) = &m.alloc_unavailable {
                     let _ = write!(tip, "; allocations: — ({why})");
                 }
-                let mut extra = Vec::new();
+                let mut extra: Vec<String> = table::calls_per_second(&e.cell.scenario, w.point).into_iter().collect();
                 let mut class = "num";
                 if let Some(r) = e.ratio {
                     extra.push(format!("{r:.2}×"));
