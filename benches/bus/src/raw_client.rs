@@ -212,7 +212,13 @@ impl RawConnection {
                 (wire::FIELD_DESTINATION, Value::Str(BUS_NAME.into())),
             ];
             push_signature(&mut fields, &args);
-            bytes.extend(wire::encode_message(wire::MESSAGE_METHOD_CALL, 0, serial, &fields, &args));
+            bytes.extend(wire::encode_message(
+                wire::MESSAGE_METHOD_CALL,
+                0,
+                serial,
+                &fields,
+                &args,
+            ));
         }
         let mut writer = self.try_clone_stream()?;
         let written = std::thread::spawn(move || writer.write_all(&bytes));

@@ -107,7 +107,9 @@ impl RuleKind {
     pub fn rule(self, i: usize) -> String {
         match self {
             RuleKind::Sender => {
-                format!("type='signal',sender='org.dbusmatrix.NoSuchSender.N{i}',interface='{INTERFACE}',member='{SIGNAL}'")
+                format!(
+                    "type='signal',sender='org.dbusmatrix.NoSuchSender.N{i}',interface='{INTERFACE}',member='{SIGNAL}'"
+                )
             }
             RuleKind::Wildcard => nonmatching_rule(i),
         }

@@ -87,9 +87,9 @@ impl Scenario {
                 "parallel clients are measured against one bus: peer to peer each client would \
                  need a server connection of its own",
             ),
-            Driver::MatchRules(..) => Some(
-                "match rules are held by a bus (AddMatch); peer to peer there is no bus to hold them",
-            ),
+            Driver::MatchRules(..) => {
+                Some("match rules are held by a bus (AddMatch); peer to peer there is no bus to hold them")
+            }
         }
     }
 }
@@ -223,7 +223,10 @@ fn runner_driven_scenarios(out: &mut Vec<Scenario>) {
             out.push(ipc_scenario(
                 format!("signal/match-rules/{}/{n}", kind.slug()),
                 IpcOp::Fanout(1),
-                format!("emit Ping to one subscriber while the runner holds {n} {} rules", kind.slug()),
+                format!(
+                    "emit Ping to one subscriber while the runner holds {n} {} rules",
+                    kind.slug()
+                ),
                 Driver::MatchRules(kind, n),
             ));
         }

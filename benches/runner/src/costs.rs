@@ -488,7 +488,11 @@ mod tests {
         assert!(cost.cpu_ns_per_op >= 10e6, "{}", cost.cpu_ns_per_op);
         assert!(cost.voluntary_switches_per_op >= 1.0);
         let hwm = cost.vm_hwm_kib.expect("this process has a VmHWM");
-        assert!(hwm > 0 && hwm >= cost.vm_rss_kib.unwrap(), "{hwm} {:?}", cost.vm_rss_kib);
+        assert!(
+            hwm > 0 && hwm >= cost.vm_rss_kib.unwrap(),
+            "{hwm} {:?}",
+            cost.vm_rss_kib
+        );
         if let Some(s) = cost.syscalls_per_op {
             assert!(s >= 100.0, "{s}");
         }

@@ -579,4 +579,17 @@ mod tests {
         let err = format!("{:#}", Matrix::parse(&newer, Path::new("m")).unwrap_err());
         assert!(err.contains("schema = 2"), "{err}");
     }
+
+    #[test]
+    fn scenario_profiles_choose_where_a_scenario_runs() {
+        let m = Matrix::parse(&repo_matrix(), Path::new("matrix.toml")).unwrap();
+        let entry = |id: &str| m.scenarios.iter().find(|s| s.id == id).unwrap();
+        assert!(entry("call/void").in_profile("smoke") && entry("call/void").in_profile("full"));
+        let big = entry("signal/match-rules/sender/131072");
+        assert!(!big.in_profile("smoke") && !big.in_profile("quick") && big.in_profile("full"));
+        assert!(entry("signal/match-rules/wildcard/16384").in_profile("quick"));
+        let typo = repo_matrix().replacen("profiles = [\"full\"]", "profiles = [\"ful\"]", 1);
+        let err = format!("{:#}", Matrix::parse(&typo, Path::new("m")).unwrap_err());
+        assert!(err.contains("unknown profile \"ful\""), "{err}");
+    }
 }

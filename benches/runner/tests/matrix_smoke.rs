@@ -200,11 +200,19 @@ fn smoke_run_covers_every_cell_and_reports() {
                 .unwrap_or_else(|| panic!("{} {:?}: no {role}", c.adapter, c.bus));
             let hwm = p.vm_hwm_kib.unwrap_or(0);
             assert!(hwm > 0, "{} {:?}: {role} VmHWM {:?}", c.adapter, c.bus, p.vm_hwm_kib);
-            assert!(p.vm_rss_kib.is_some_and(|rss| rss > 0 && rss <= hwm), "{} {role}: {p:?}", c.adapter);
+            assert!(
+                p.vm_rss_kib.is_some_and(|rss| rss > 0 && rss <= hwm),
+                "{} {role}: {p:?}",
+                c.adapter
+            );
         }
     }
     // Every IPC cell says where its processes ran.
-    for c in r.cells.iter().filter(|c| c.bus.is_some() && c.status() == CellStatus::Ok) {
+    for c in r
+        .cells
+        .iter()
+        .filter(|c| c.bus.is_some() && c.status() == CellStatus::Ok)
+    {
         let placement = c.measurement().unwrap().placement.as_deref();
         assert!(placement.is_some_and(|p| !p.is_empty()), "{c:?}: no placement recorded");
     }

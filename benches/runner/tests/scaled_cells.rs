@@ -40,13 +40,17 @@ fn parallel_clients_match_rules_memory_and_placement() {
             let m = c.measurement().unwrap();
             assert!(m.wall.median_ns.point > 0.0);
             assert!(
-                m.verification_notes.iter().any(|n| n.contains("2 `repeat` processes of call/void")),
+                m.verification_notes
+                    .iter()
+                    .any(|n| n.contains("2 `repeat` processes of call/void")),
                 "{:?}",
                 m.verification_notes
             );
             let costs = m.costs.as_ref().unwrap_or_else(|| panic!("{adapter} {bus}: no costs"));
             for role in ["client", "server", "bus"] {
-                let p = costs.process(role).unwrap_or_else(|| panic!("{adapter} {bus}: no {role}"));
+                let p = costs
+                    .process(role)
+                    .unwrap_or_else(|| panic!("{adapter} {bus}: no {role}"));
                 assert!(p.cpu_ns_per_op > 0.0, "{adapter} {bus} {role}: {p:?}");
                 assert!(p.vm_hwm_kib.is_some_and(|k| k > 0), "{adapter} {bus} {role}: {p:?}");
             }
@@ -68,11 +72,19 @@ fn parallel_clients_match_rules_memory_and_placement() {
             }
 
             // Every process of a call/void cell has its peak and current resident memory.
-            let costs = cell(&r, adapter, "call/void", bus).measurement().unwrap().costs.clone().unwrap();
+            let costs = cell(&r, adapter, "call/void", bus)
+                .measurement()
+                .unwrap()
+                .costs
+                .clone()
+                .unwrap();
             for role in ["client", "server", "bus"] {
                 let p = costs.process(role).unwrap();
                 let hwm = p.vm_hwm_kib.unwrap_or(0);
-                assert!(hwm > 0 && p.vm_rss_kib.is_some_and(|rss| rss > 0 && rss <= hwm), "{role}: {p:?}");
+                assert!(
+                    hwm > 0 && p.vm_rss_kib.is_some_and(|rss| rss > 0 && rss <= hwm),
+                    "{role}: {p:?}"
+                );
             }
         }
         for s in ["call/parallel-clients/2", "signal/match-rules/sender/16"] {
@@ -97,15 +109,27 @@ fn parallel_clients_match_rules_memory_and_placement() {
     assert!(md.contains(" calls/s"), "parallel clients' calls/s: {md}");
     let csv = report("csv");
     let header = csv.lines().next().unwrap();
-    for col in ["client_vm_hwm_kib", "server_vm_hwm_kib", "bus_vm_hwm_kib", "bus_vm_rss_kib", "placement"] {
+    for col in [
+        "client_vm_hwm_kib",
+        "server_vm_hwm_kib",
+        "bus_vm_hwm_kib",
+        "bus_vm_rss_kib",
+        "placement",
+    ] {
         assert!(header.split(',').any(|h| h == col), "{col} in {header}");
     }
     let bmf: serde_json::Value = serde_json::from_str(&report("bmf")).unwrap();
     let void = &bmf["rustbus-0.19/call/void@dbus-daemon"];
     assert!(void["peak-rss"]["value"].as_f64().is_some_and(|k| k > 0.0), "{void}");
     let parallel = &bmf["rustbus-0.19/call/parallel-clients/2@dbus-broker"];
-    assert!(parallel["calls-per-second"]["value"].as_f64().is_some_and(|n| n > 0.0), "{parallel}");
+    assert!(
+        parallel["calls-per-second"]["value"].as_f64().is_some_and(|n| n > 0.0),
+        "{parallel}"
+    );
     let html = report("html");
     assert!(html.contains("peak resident memory (VmHWM"), "HTML cost table");
-    assert!(html.contains("CPU placement of these cells: unpinned"), "HTML placement line");
+    assert!(
+        html.contains("CPU placement of these cells: unpinned"),
+        "HTML placement line"
+    );
 }

@@ -244,8 +244,10 @@ pub fn round(
     };
     m.verification_notes.extend(runner_verified);
     if let Driver::MatchRules(kind, n) = scenario_of(cell).driver {
-        m.verification_notes
-            .push(format!("the runner held {n} {} match rules (every AddMatch answered)", kind.slug()));
+        m.verification_notes.push(format!(
+            "the runner held {n} {} match rules (every AddMatch answered)",
+            kind.slug()
+        ));
     }
     // Every IPC scenario, the raw-socket floor too (no session, no setup).
     let is_ipc = scenario_of(cell).ipc_op().is_some();

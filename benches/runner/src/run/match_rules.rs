@@ -59,8 +59,12 @@ mod tests {
             assert_ne!(a, kind.rule(1));
             assert!(a.starts_with("type='signal',"), "{a}");
         }
-        assert!(RuleKind::Sender.rule(3).contains("sender='org.dbusmatrix.NoSuchSender.N3'"));
+        assert!(RuleKind::Sender
+            .rule(3)
+            .contains("sender='org.dbusmatrix.NoSuchSender.N3'"));
         assert!(!RuleKind::Wildcard.rule(3).contains("sender="));
-        assert!(!RuleKind::Wildcard.rule(3).contains(&format!("member='{}'", harness::ipc::SIGNAL)));
+        assert!(!RuleKind::Wildcard
+            .rule(3)
+            .contains(&format!("member='{}'", harness::ipc::SIGNAL)));
     }
 }
