@@ -127,7 +127,7 @@ fn parallel_clients_match_rules_memory_and_placement() {
         "{parallel}"
     );
     let html = report("html");
-    assert!(html.contains("peak resident memory (VmHWM"), "HTML cost table");
+    assert!(html.contains("eak resident memory (VmHWM"), "HTML cost table");
     assert!(
         html.contains("CPU placement of these cells: unpinned"),
         "HTML placement line"
