@@ -196,6 +196,52 @@ impl RawConnection {
         Ok(bytes)
     }
 
+    /// Installs `rules` with AddMatch, pipelined: every call is written (by a
+    /// second thread) before the replies are read, so N rules cost one round
+    /// trip, not N. Fails on the first error reply (a quota, a bad rule).
+    pub fn add_matches(&mut self, rules: &[String]) -> Result<()> {
+        let first = self.serial + 1;
+        let mut bytes = Vec::new();
+        for rule in rules {
+            let serial = self.next_serial();
+            let args = [Value::Str(rule.clone())];
+            let mut fields = vec![
+                (wire::FIELD_PATH, Value::ObjectPath(BUS_PATH.into())),
+                (wire::FIELD_INTERFACE, Value::Str(BUS_NAME.into())),
+                (wire::FIELD_MEMBER, Value::Str("AddMatch".into())),
+                (wire::FIELD_DESTINATION, Value::Str(BUS_NAME.into())),
+            ];
+            push_signature(&mut fields, &args);
+            bytes.extend(wire::encode_message(
+                wire::MESSAGE_METHOD_CALL,
+                0,
+                serial,
+                &fields,
+                &args,
+            ));
+        }
+        let mut writer = self.try_clone_stream()?;
+        let written = std::thread::spawn(move || writer.write_all(&bytes));
+        let mut replies = 0;
+        while replies < rules.len() {
+            let m = self.recv().context("waiting for AddMatch replies")?;
+            let Some(Value::U32(serial)) = m.header.field(wire::FIELD_REPLY_SERIAL) else {
+                continue; // a signal (NameAcquired): not ours to count
+            };
+            if m.header.message_type == wire::MESSAGE_ERROR {
+                let name = m.header.field_str(wire::FIELD_ERROR_NAME).unwrap_or("?");
+                let text = m.values.first().and_then(Value::as_str).unwrap_or("");
+                let index = serial.wrapping_sub(first) as usize;
+                bail!("AddMatch of rule {index} of {} failed: {name}: {text}", rules.len());
+            }
+            replies += 1;
+        }
+        written
+            .join()
+            .map_err(|_| anyhow::anyhow!("the AddMatch writer panicked"))?
+            .context("sending AddMatch calls")
+    }
+
     /// A second handle on the socket (to shut it down from another thread).
     pub fn try_clone_stream(&self) -> Result<UnixStream> {
         self.stream.try_clone().context("cloning the socket")

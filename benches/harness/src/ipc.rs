@@ -66,6 +66,55 @@ pub fn echo_payload(size: usize) -> Vec<u8> {
 pub const ECHO_SIZES: [usize; 7] = [1, 64, 1024, 4096, 32768, 131072, 1048576];
 pub const FANOUT_SIZES: [usize; 3] = [1, 10, 100];
 pub const NONMATCHING_RULE_COUNTS: [usize; 4] = [10, 100, 1000, 10000];
+/// Client processes of `call/parallel-clients/<k>` (runner-driven: K `repeat`
+/// processes of `call/void` against one server).
+pub const PARALLEL_CLIENTS: [usize; 4] = [1, 2, 4, 8];
+/// Rule counts of `signal/match-rules/<kind>/<n>`: powers of two up to 2^17
+/// (profiles choose which; quick stops at 2^14).
+pub const MATCH_RULE_COUNTS: [usize; 18] = {
+    let mut counts = [0; 18];
+    let mut i = 0;
+    while i < 18 {
+        counts[i] = 1 << i;
+        i += 1;
+    }
+    counts
+};
+
+/// The two kinds of never-matching rules of `signal/match-rules/<kind>/<n>`,
+/// held by the runner's own connections (the same for every library).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RuleKind {
+    /// `sender='…'` naming a peer that never exists (a bus may index rules by sender).
+    Sender,
+    /// No sender: the benchmark interface with a member that never occurs
+    /// (every emitted signal must be checked against it).
+    Wildcard,
+}
+
+impl RuleKind {
+    pub const ALL: [RuleKind; 2] = [RuleKind::Sender, RuleKind::Wildcard];
+
+    /// The part of the scenario id after `signal/match-rules/`.
+    pub fn slug(self) -> &'static str {
+        match self {
+            RuleKind::Sender => "sender",
+            RuleKind::Wildcard => "wildcard",
+        }
+    }
+
+    /// Rule number `i` of this kind: distinct, valid, and never matching `Ping`.
+    pub fn rule(self, i: usize) -> String {
+        match self {
+            RuleKind::Sender => {
+                format!(
+                    "type='signal',sender='org.dbusmatrix.NoSuchSender.N{i}',interface='{INTERFACE}',member='{SIGNAL}'"
+                )
+            }
+            RuleKind::Wildcard => nonmatching_rule(i),
+        }
+    }
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Method {

@@ -125,6 +125,10 @@ pub struct Measurement {
     /// budget was timed once): the figure is one sample, not an estimate.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cut: Option<String>,
+    /// IPC cells: where the processes ran, `unpinned` or the CPUs of each
+    /// role (`client=0,server=0,bus=0`), as the runner placed them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement: Option<String>,
 }
 
 /// Machine-independent costs of one IPC operation: counts from the kernel
@@ -184,6 +188,14 @@ pub struct ProcessCost {
     pub read_calls_per_op: f64,
     /// write-family calls (`/proc/PID/io` syscw; sendmsg is not among them).
     pub write_calls_per_op: f64,
+    /// Peak resident memory in KiB (`VmHWM` of `/proc/PID/status`, summed
+    /// over the role's processes), read at the end of the counted window.
+    /// Absent in files written before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vm_hwm_kib: Option<u64>,
+    /// Resident memory in KiB at the end of the counted window (`VmRSS`, summed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vm_rss_kib: Option<u64>,
 }
 
 #[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]

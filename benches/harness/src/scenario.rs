@@ -3,7 +3,7 @@
 
 use std::sync::OnceLock;
 
-use crate::ipc::{self, IpcOp, Method};
+use crate::ipc::{self, IpcOp, Method, RuleKind};
 use crate::payload::{self, Body};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -26,11 +26,26 @@ pub enum Shape {
     AsvDict,
 }
 
+/// Who drives a cell. Most cells are the adapter's own `bench`; a few are
+/// the runner's arrangement around an adapter scenario it already knows
+/// (`Kind::Ipc` of such a scenario is the op each adapter process performs,
+/// and [`Scenario::adapter_scenario`] the id the runner passes it), so that
+/// no adapter needs code of its own for them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Driver {
+    Adapter,
+    /// K client processes (`repeat` of `call/void`) released together against one server.
+    ParallelClients(usize),
+    /// `signal/fanout/1` while the runner's own connections hold `n` rules of `kind`.
+    MatchRules(RuleKind, usize),
+}
+
 #[derive(Debug)]
 pub struct Scenario {
     pub id: String,
     pub kind: Kind,
     pub summary: String,
+    pub driver: Driver,
     build_body: Option<fn() -> Body>,
 }
 
@@ -51,6 +66,30 @@ impl Scenario {
         match self.kind {
             Kind::Ipc(op) => Some(op),
             _ => None,
+        }
+    }
+
+    /// The scenario id an adapter process is given for this cell: its own id,
+    /// or for a runner-driven cell the adapter scenario it arranges.
+    pub fn adapter_scenario(&self) -> &str {
+        match self.driver {
+            Driver::Adapter => &self.id,
+            Driver::ParallelClients(_) => "call/void",
+            Driver::MatchRules(..) => "signal/fanout/1",
+        }
+    }
+
+    /// Why a runner-driven cell cannot run peer to peer (whatever the library).
+    pub fn runner_needs_bus(&self) -> Option<&'static str> {
+        match self.driver {
+            Driver::Adapter => None,
+            Driver::ParallelClients(_) => Some(
+                "parallel clients are measured against one bus: peer to peer each client would \
+                 need a server connection of its own",
+            ),
+            Driver::MatchRules(..) => {
+                Some("match rules are held by a bus (AddMatch); peer to peer there is no bus to hold them")
+            }
         }
     }
 }
@@ -83,6 +122,7 @@ fn codec_scenarios(out: &mut Vec<Scenario>) {
                 id: format!("{prefix}/{name}"),
                 kind,
                 summary: summary.to_string(),
+                driver: Driver::Adapter,
                 build_body: Some(build),
             });
         }
@@ -90,14 +130,7 @@ fn codec_scenarios(out: &mut Vec<Scenario>) {
 }
 
 fn ipc_scenarios(out: &mut Vec<Scenario>) {
-    let mut add = |id: String, op: IpcOp, summary: String| {
-        out.push(Scenario {
-            id,
-            kind: Kind::Ipc(op),
-            summary,
-            build_body: None,
-        })
-    };
+    let mut add = |id: String, op: IpcOp, summary: String| out.push(ipc_scenario(id, op, summary, Driver::Adapter));
     for m in Method::ALL {
         add(
             format!("call/{}", m.slug()),
@@ -165,6 +198,41 @@ fn ipc_scenarios(out: &mut Vec<Scenario>) {
     }
 }
 
+fn ipc_scenario(id: String, op: IpcOp, summary: String, driver: Driver) -> Scenario {
+    Scenario {
+        id,
+        kind: Kind::Ipc(op),
+        summary,
+        driver,
+        build_body: None,
+    }
+}
+
+/// The cells the runner arranges around adapter scenarios ([`Driver`]).
+fn runner_driven_scenarios(out: &mut Vec<Scenario>) {
+    for k in ipc::PARALLEL_CLIENTS {
+        out.push(ipc_scenario(
+            format!("call/parallel-clients/{k}"),
+            IpcOp::Call(Method::Void),
+            format!("{k} client processes calling Void against one server, released together"),
+            Driver::ParallelClients(k),
+        ));
+    }
+    for kind in RuleKind::ALL {
+        for n in ipc::MATCH_RULE_COUNTS {
+            out.push(ipc_scenario(
+                format!("signal/match-rules/{}/{n}", kind.slug()),
+                IpcOp::Fanout(1),
+                format!(
+                    "emit Ping to one subscriber while the runner holds {n} {} rules",
+                    kind.slug()
+                ),
+                Driver::MatchRules(kind, n),
+            ));
+        }
+    }
+}
+
 /// Every scenario: marshal, demarshal, then IPC.
 pub fn all() -> impl Iterator<Item = &'static Scenario> {
     static ALL: OnceLock<Vec<Scenario>> = OnceLock::new();
@@ -172,6 +240,7 @@ pub fn all() -> impl Iterator<Item = &'static Scenario> {
         let mut v = Vec::new();
         codec_scenarios(&mut v);
         ipc_scenarios(&mut v);
+        runner_driven_scenarios(&mut v);
         v
     })
     .iter()
@@ -211,6 +280,19 @@ mod tests {
             Some(IpcOp::EchoBytes(1024))
         );
         assert_eq!(find("signal/fanout/100").unwrap().ipc_op(), Some(IpcOp::Fanout(100)));
+    }
+
+    #[test]
+    fn runner_driven_cells_name_an_adapter_scenario() {
+        let p = find("call/parallel-clients/8").unwrap();
+        assert_eq!(p.driver, Driver::ParallelClients(8));
+        assert_eq!(p.adapter_scenario(), "call/void");
+        let m = find("signal/match-rules/sender/16384").unwrap();
+        assert_eq!(m.driver, Driver::MatchRules(RuleKind::Sender, 16384));
+        assert_eq!(find(m.adapter_scenario()).unwrap().ipc_op(), m.ipc_op());
+        assert!(find("signal/match-rules/wildcard/131072").is_some());
+        assert!(find("signal/match-rules/wildcard/262144").is_none());
+        assert_eq!(find("call/void").unwrap().adapter_scenario(), "call/void");
     }
 
     #[test]

@@ -51,8 +51,13 @@ extern const method_t METHODS[];
 #define N_METHODS 9
 
 /* A scenario: kind 'm' marshal, 'd' demarshal (payload), 'i' IPC (op). */
-typedef struct { char id[64]; char kind; char payload[16]; op_t op; } scenario_t;
-int scenarios(scenario_t *out); /* fills up to 64; returns the count */
+/* driven: 0 the adapter's own cell; 'p' parallel clients, 'r' match rules:
+ * runner-driven cells (scenario.rs `Driver`), listed as the op the runner
+ * runs (call/void, signal/fanout/1). */
+typedef struct { char id[64]; char kind; char payload[16]; op_t op; char driven; } scenario_t;
+#define MAX_SCENARIOS 128
+int scenarios(scenario_t *out); /* fills up to MAX_SCENARIOS; returns the count */
+const char *runner_needs_bus(const scenario_t *s);
 uint64_t expected_digest(op_t op, const char *service_name);
 const char *needs_bus(op_t op);
 void digest_items(digest_t *d);

@@ -110,6 +110,7 @@ static void add(scenario_t *out, int *n, const char *id, char kind, const char *
     s->kind = kind;
     snprintf(s->payload, sizeof s->payload, "%s", payload ? payload : "");
     s->op.kind = k, s->op.method = m, s->op.n = v;
+    s->driven = 0;
 }
 
 int scenarios(scenario_t *out) {
@@ -147,7 +148,29 @@ int scenarios(scenario_t *out) {
         snprintf(id, sizeof id, "baseline/raw-socket/%ld", ECHO[i]);
         add(out, &n, id, 'i', NULL, OP_RAW_SOCKET, 0, ECHO[i]);
     }
+    for (int k = 1; k <= 8; k *= 2) {
+        snprintf(id, sizeof id, "call/parallel-clients/%d", k);
+        add(out, &n, id, 'i', NULL, OP_CALL, 0, 0);
+        out[n - 1].driven = 'p';
+    }
+    static const char *RULE_KINDS[] = {"sender", "wildcard"};
+    for (int k = 0; k < 2; k++)
+        for (int i = 0; i < 18; i++) {
+            snprintf(id, sizeof id, "signal/match-rules/%s/%ld", RULE_KINDS[k], 1L << i);
+            add(out, &n, id, 'i', NULL, OP_FANOUT, 0, 1);
+            out[n - 1].driven = 'r';
+        }
     return n;
+}
+
+const char *runner_needs_bus(const scenario_t *s) {
+    switch (s->driven) {
+    case 'p':
+        return "parallel clients are measured against one bus: peer to peer each client would need a server "
+               "connection of its own";
+    case 'r': return "match rules are held by a bus (AddMatch); peer to peer there is no bus to hold them";
+    default: return NULL;
+    }
 }
 
 static char ids[10][8], names[10][24], paths[10][40];

@@ -88,33 +88,11 @@ pub fn count(window: &Window, interrupted: &AtomicBool) -> Result<IpcCosts, Stri
     let participants: Vec<(&str, &[u32])> = std::iter::once(("client", &client_pid[..]))
         .chain(window.others.iter().map(|p| (p.role, p.pids.as_slice())))
         .collect();
-    let syscall_event = match syscall_tracepoint() {
-        Ok(id) => Some(*id),
-        Err(why) => {
-            notes.push(format!("system calls not counted: {why}"));
-            None
-        }
-    };
-    let before: Vec<Vec<ProcessCounters>> = participants
-        .iter()
-        .map(|(_, pids)| {
-            pids.iter()
-                .map(|&pid| ProcessCounters::open(pid, syscall_event))
-                .collect()
-        })
-        .collect::<Result<_>>()
-        .map_err(|e| format!("{e:#}"))?;
+    let syscall_event = syscall_event(&mut notes);
+    let snapshot = Snapshot::take(&participants, syscall_event).map_err(|e| format!("{e:#}"))?;
     client.send(GO)?;
     client.expect(WINDOW_END, window.timeout, interrupted)?;
-    let mut processes = Vec::new();
-    for (&(role, _), before) in participants.iter().zip(before) {
-        let mut delta = Delta::default();
-        for counters in before {
-            let closed = counters.close().map_err(|e| format!("{e:#}"))?;
-            delta.add(&closed, role, &mut notes);
-        }
-        processes.push(delta.per_op(role, window.iterations));
-    }
+    let processes = snapshot.close(window.iterations, &mut notes)?;
 
     // Window 2: the bus, through a monitor connected only now.
     client.send(GO)?;
@@ -147,6 +125,55 @@ pub fn count(window: &Window, interrupted: &AtomicBool) -> Result<IpcCosts, Stri
         bus_messages_by_kind: Default::default(),
         notes,
     })
+}
+
+/// The counters of every participant at the start of a window.
+pub struct Snapshot<'a> {
+    roles: Vec<(&'a str, Vec<ProcessCounters>)>,
+}
+
+impl<'a> Snapshot<'a> {
+    /// Opens counters on every process of every role; `syscall_event` from
+    /// [`syscall_event`] (`None`: system calls are not counted).
+    pub fn take(participants: &[(&'a str, &[u32])], syscall_event: Option<u64>) -> Result<Snapshot<'a>> {
+        let roles = participants
+            .iter()
+            .map(|&(role, pids)| {
+                let counters = pids
+                    .iter()
+                    .map(|&pid| ProcessCounters::open(pid, syscall_event))
+                    .collect::<Result<_>>()?;
+                Ok((role, counters))
+            })
+            .collect::<Result<_>>()?;
+        Ok(Snapshot { roles })
+    }
+
+    /// Per-operation costs of each role over `operations` operations since
+    /// [`Snapshot::take`], with their memory at this moment.
+    pub fn close(self, operations: u64, notes: &mut Vec<String>) -> Result<Vec<ProcessCost>, String> {
+        let mut processes = Vec::new();
+        for (role, before) in self.roles {
+            let mut delta = Delta::default();
+            for counters in before {
+                let closed = counters.close().map_err(|e| format!("{e:#}"))?;
+                delta.add(&closed, role, notes);
+            }
+            processes.push(delta.per_op(role, operations));
+        }
+        Ok(processes)
+    }
+}
+
+/// The perf event to count system calls with, or `None` with a note why not.
+pub fn syscall_event(notes: &mut Vec<String>) -> Option<u64> {
+    match syscall_tracepoint() {
+        Ok(id) => Some(*id),
+        Err(why) => {
+            notes.push(format!("system calls not counted: {why}"));
+            None
+        }
+    }
 }
 
 /// Counters of one thread, from /proc.
@@ -199,6 +226,29 @@ fn read_io(pid: u32) -> Result<(u64, u64)> {
     Ok((field("syscr:")?, field("syscw:")?))
 }
 
+/// Resident memory of a process, in KiB.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Memory {
+    /// Peak resident set (`VmHWM`).
+    pub hwm_kib: u64,
+    /// Resident set now (`VmRSS`).
+    pub rss_kib: u64,
+}
+
+/// `VmHWM` and `VmRSS` of `pid` (`None` for a process that is gone, or a
+/// kernel thread without them).
+pub fn read_memory(pid: u32) -> Option<Memory> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let kib = |name: &str| -> Option<u64> {
+        let value = status.lines().find_map(|l| l.strip_prefix(name))?;
+        value.trim().strip_suffix("kB")?.trim().parse().ok()
+    };
+    Some(Memory {
+        hwm_kib: kib("VmHWM:")?,
+        rss_kib: kib("VmRSS:")?,
+    })
+}
+
 /// One process at the start of a window: its counters and open perf counters.
 struct ProcessCounters {
     pid: u32,
@@ -217,6 +267,8 @@ struct Closed {
     syscalls: Option<u64>,
     /// Counters were asked for but could not be opened on every thread.
     syscalls_missing: bool,
+    /// Memory at the end of the window; `None` when /proc did not say.
+    memory: Option<Memory>,
 }
 
 impl ProcessCounters {
@@ -248,6 +300,7 @@ impl ProcessCounters {
             io: read_io(self.pid)?,
             io_before: self.io,
             syscalls,
+            memory: read_memory(self.pid),
         })
     }
 }
@@ -260,6 +313,8 @@ struct Delta {
     writes: u64,
     /// `None` once any process could not count its system calls.
     syscalls: Option<Option<u64>>,
+    /// Summed over the role's processes; `None` once any could not be read.
+    memory: Option<Option<Memory>>,
 }
 
 impl Delta {
@@ -286,9 +341,14 @@ impl Delta {
         }
         let so_far = self.syscalls.unwrap_or(Some(0));
         self.syscalls = Some(so_far.zip(c.syscalls).map(|(a, b)| a + b));
+        let memory_so_far = self.memory.unwrap_or(Some(Memory::default()));
+        self.memory = Some(memory_so_far.zip(c.memory).map(|(a, b)| Memory {
+            hwm_kib: a.hwm_kib + b.hwm_kib,
+            rss_kib: a.rss_kib + b.rss_kib,
+        }));
     }
 
-    fn per_op(&self, role: &'static str, operations: u64) -> ProcessCost {
+    fn per_op(&self, role: &str, operations: u64) -> ProcessCost {
         let n = operations as f64;
         ProcessCost {
             role: role.into(),
@@ -298,6 +358,8 @@ impl Delta {
             syscalls_per_op: self.syscalls.flatten().map(|s| s as f64 / n),
             read_calls_per_op: self.reads as f64 / n,
             write_calls_per_op: self.writes as f64 / n,
+            vm_hwm_kib: self.memory.flatten().map(|m| m.hwm_kib),
+            vm_rss_kib: self.memory.flatten().map(|m| m.rss_kib),
         }
     }
 }
@@ -426,6 +488,12 @@ mod tests {
         let cost = d.per_op("client", 1);
         assert!(cost.cpu_ns_per_op >= 10e6, "{}", cost.cpu_ns_per_op);
         assert!(cost.voluntary_switches_per_op >= 1.0);
+        let hwm = cost.vm_hwm_kib.expect("this process has a VmHWM");
+        assert!(
+            hwm > 0 && hwm >= cost.vm_rss_kib.unwrap(),
+            "{hwm} {:?}",
+            cost.vm_rss_kib
+        );
         if let Some(s) = cost.syscalls_per_op {
             assert!(s >= 100.0, "{s}");
         }

@@ -87,7 +87,8 @@ fn row(m: &Matrix, a: &AdapterEntry, d: &Described) -> Row {
                 if bus.supported == 0 {
                     note_once(&d.unsupported, &s.id, "IPC", &mut notes);
                 }
-                if needs_bus(op).is_none() {
+                // A cell that needs a bus whatever the library says nothing about p2p.
+                if needs_bus(op).is_none() && sc.runner_needs_bus().is_none() {
                     p2p.add(on_bus && !d.unsupported_p2p.contains_key(&s.id));
                     if on_bus && p2p.supported == 0 {
                         note_once(&d.unsupported_p2p, &s.id, "p2p", &mut notes);

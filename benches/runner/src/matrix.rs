@@ -103,6 +103,16 @@ pub struct UnavailableEntry {
 #[serde(deny_unknown_fields)]
 pub struct ScenarioEntry {
     pub id: String,
+    /// The profiles that run it when no `--scenarios` is given (default:
+    /// all); scaled scenarios keep their big sizes out of smoke and quick.
+    #[serde(default)]
+    pub profiles: Option<Vec<String>>,
+}
+
+impl ScenarioEntry {
+    pub fn in_profile(&self, profile: &str) -> bool {
+        self.profiles.as_ref().is_none_or(|p| p.iter().any(|n| n == profile))
+    }
 }
 
 /// A bus of the matrix, and where its daemon comes from (Nix and the
@@ -419,6 +429,15 @@ impl Matrix {
             p.check().with_context(|| format!("[profile.{name}]"))?;
             crate::roles::check_profile(name, p)?;
         }
+        for s in &self.scenarios {
+            for name in s.profiles.iter().flatten() {
+                ensure!(
+                    self.profile.contains_key(name),
+                    "scenario {}: unknown profile {name:?} in `profiles`",
+                    s.id
+                );
+            }
+        }
         crate::roles::check_config(self)
     }
 
@@ -602,5 +621,18 @@ mod tests {
         let newer = repo_matrix().replace("schema = 1", "schema = 2");
         let err = format!("{:#}", Matrix::parse(&newer, Path::new("m")).unwrap_err());
         assert!(err.contains("schema = 2"), "{err}");
+    }
+
+    #[test]
+    fn scenario_profiles_choose_where_a_scenario_runs() {
+        let m = Matrix::parse(&repo_matrix(), Path::new("matrix.toml")).unwrap();
+        let entry = |id: &str| m.scenarios.iter().find(|s| s.id == id).unwrap();
+        assert!(entry("call/void").in_profile("smoke") && entry("call/void").in_profile("full"));
+        let big = entry("signal/match-rules/sender/131072");
+        assert!(!big.in_profile("smoke") && !big.in_profile("quick") && big.in_profile("full"));
+        assert!(entry("signal/match-rules/wildcard/16384").in_profile("quick"));
+        let typo = repo_matrix().replacen("profiles = [\"full\"]", "profiles = [\"ful\"]", 1);
+        let err = format!("{:#}", Matrix::parse(&typo, Path::new("m")).unwrap_err());
+        assert!(err.contains("unknown profile \"ful\""), "{err}");
     }
 }

@@ -34,6 +34,7 @@ mod report_snapshots;
 mod resume;
 mod roles;
 mod rounds;
+mod scaled_cells;
 mod sdbus_row;
 mod spread;
 mod unavailable_in;

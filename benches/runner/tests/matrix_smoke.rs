@@ -103,7 +103,14 @@ fn smoke_run_covers_every_cell_and_reports() {
             );
         }
         for s in m["scenario"].as_array().unwrap() {
+            // A scenario with `profiles` runs in those only.
+            let in_smoke = s
+                .get("profiles")
+                .is_none_or(|p| p.as_array().unwrap().iter().any(|n| n.as_str() == Some("smoke")));
             let s = s["id"].as_str().unwrap();
+            if !in_smoke {
+                continue;
+            }
             if s.starts_with("marshal/") || s.starts_with("demarshal/") {
                 expected.insert((id.to_string(), s.to_string(), None, Role::Same));
             } else if s.starts_with("baseline/") {
@@ -198,9 +205,11 @@ fn smoke_run_covers_every_cell_and_reports() {
                     on_bus,
                     "{c:?}: a bus role on a bus only"
                 );
+                // Parallel clients are counted with their timing, without a monitor.
+                let monitored = on_bus && !c.scenario.starts_with("call/parallel-clients/");
                 assert_eq!(
                     costs.bus_messages_per_op.is_some(),
-                    on_bus,
+                    monitored,
                     "{c:?}: bus messages on a bus only"
                 );
                 if c.bus.is_some() {
@@ -214,6 +223,38 @@ fn smoke_run_covers_every_cell_and_reports() {
                 "{c:?}: ok IPC cell without costs"
             ),
         }
+    }
+    // Every process of a counted call/void cell on a bus has its peak and
+    // current resident memory (VmHWM, VmRSS of /proc/PID/status).
+    let void_on_bus: Vec<_> = r
+        .cells
+        .iter()
+        .filter(|c| c.scenario == "call/void" && c.bus.as_deref().is_some_and(|b| b != "p2p"))
+        .filter_map(|c| Some((c, c.measurement()?.costs.as_ref()?)))
+        .collect();
+    assert!(!void_on_bus.is_empty(), "no counted call/void cell on a bus");
+    for (c, costs) in void_on_bus {
+        for role in ["client", "server", "bus"] {
+            let p = costs
+                .process(role)
+                .unwrap_or_else(|| panic!("{} {:?}: no {role}", c.adapter, c.bus));
+            let hwm = p.vm_hwm_kib.unwrap_or(0);
+            assert!(hwm > 0, "{} {:?}: {role} VmHWM {:?}", c.adapter, c.bus, p.vm_hwm_kib);
+            assert!(
+                p.vm_rss_kib.is_some_and(|rss| rss > 0 && rss <= hwm),
+                "{} {role}: {p:?}",
+                c.adapter
+            );
+        }
+    }
+    // Every IPC cell says where its processes ran.
+    for c in r
+        .cells
+        .iter()
+        .filter(|c| c.bus.is_some() && c.status() == CellStatus::Ok)
+    {
+        let placement = c.measurement().unwrap().placement.as_deref();
+        assert!(placement.is_some_and(|p| !p.is_empty()), "{c:?}: no placement recorded");
     }
     // A cell over the smoke profile's cell budget is one timed operation, and says so.
     for c in r.cells.iter().filter(|c| c.status() == CellStatus::Ok) {

@@ -63,17 +63,28 @@ pub(super) fn unsupported_reason<C: Codec, I: Ipc>(
     transport: Option<&Transport>,
 ) -> Option<String> {
     match s.kind {
-        Kind::Ipc(op) => ipc_unsupported(info, ipc, op, transport.is_some_and(Transport::is_p2p)),
+        Kind::Ipc(op) => {
+            let p2p = transport.is_some_and(Transport::is_p2p);
+            let on_bus = ipc_unsupported(info, ipc, op, false);
+            match s.runner_needs_bus() {
+                Some(why) if p2p && on_bus.is_none() => Some(why.to_string()),
+                _ => ipc_unsupported(info, ipc, op, p2p),
+            }
+        }
         _ => codec.unsupported(s),
     }
 }
 
 fn support<C: Codec, I: Ipc>(info: &AdapterInfo, codec: &C, ipc: &I, s: &Scenario) -> ScenarioSupport {
     let (reason, p2p_reason) = match s.kind {
-        Kind::Ipc(op) => (
-            ipc_unsupported(info, ipc, op, false),
-            Some(ipc_unsupported(info, ipc, op, true)),
-        ),
+        Kind::Ipc(op) => {
+            let on_bus = ipc_unsupported(info, ipc, op, false);
+            let p2p = match (s.runner_needs_bus(), &on_bus) {
+                (Some(why), None) => Some(why.to_string()),
+                _ => ipc_unsupported(info, ipc, op, true),
+            };
+            (on_bus, Some(p2p))
+        }
         _ => (codec.unsupported(s), None),
     };
     ScenarioSupport {

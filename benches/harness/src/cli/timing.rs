@@ -120,6 +120,7 @@ fn measure(
             floor_ratio: None,
             costs: None,
             cut: Some(cut),
+            placement: None,
         });
     }
     // One operation decides: criterion needs at least sample_size x 5.5
@@ -154,6 +155,7 @@ fn measure(
         floor_ratio: None,
         costs: None,
         cut: None,
+        placement: None,
     })
 }
 

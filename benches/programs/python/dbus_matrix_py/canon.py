@@ -135,6 +135,11 @@ OUT_STRING = "TesttestTestest"
 ECHO_SIZES = [1, 64, 1024, 4096, 32768, 131072, 1048576]
 FANOUT_SIZES = [1, 10, 100]
 NONMATCHING_RULE_COUNTS = [10, 100, 1000, 10000]
+# Runner-driven cells (scenario.rs `Driver`): the runner runs this adapter's
+# call/void or signal/fanout/1 around them, so they are listed as those ops.
+PARALLEL_CLIENTS = [1, 2, 4, 8]
+MATCH_RULE_KINDS = ["sender", "wildcard"]
+MATCH_RULE_COUNTS = [1 << i for i in range(18)]
 
 # (slug, member, in signature, out signature), in Method::ALL order.
 METHODS = [
@@ -234,7 +239,22 @@ def scenarios():
     out.append(("connect/marshal-send", ("ipc", ("connect-marshal-send", None))))
     for n in ECHO_SIZES:
         out.append(("baseline/raw-socket/%d" % n, ("ipc", ("raw-socket", n))))
+    for k in PARALLEL_CLIENTS:
+        out.append(("call/parallel-clients/%d" % k, ("ipc", ("call", "Void"))))
+    for rule_kind in MATCH_RULE_KINDS:
+        for n in MATCH_RULE_COUNTS:
+            out.append(("signal/match-rules/%s/%d" % (rule_kind, n), ("ipc", ("fanout", 1))))
     return out
+
+
+def runner_needs_bus(sid):
+    """scenario.rs `runner_needs_bus`: why a runner-driven cell has no p2p form."""
+    if sid.startswith("call/parallel-clients/"):
+        return ("parallel clients are measured against one bus: peer to peer each client would "
+                "need a server connection of its own")
+    if sid.startswith("signal/match-rules/"):
+        return "match rules are held by a bus (AddMatch); peer to peer there is no bus to hold them"
+    return None
 
 
 def subscribers_of(op):

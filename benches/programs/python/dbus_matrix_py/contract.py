@@ -122,6 +122,8 @@ def _listing(lib):
         if kind[0] == "ipc":
             reason = _ipc_unsupported(lib, kind[1], False)
             p2p_reason = _ipc_unsupported(lib, kind[1], True)
+            if reason is None and canon.runner_needs_bus(sid):
+                p2p_reason = canon.runner_needs_bus(sid)
         else:
             reason, p2p_reason = lib.unsupported_codec(kind[0], kind[1]), None
         entry["supported"] = reason is None

@@ -138,7 +138,23 @@ module DbusMatrix
       out << ["connect/hello", ["ipc", ["connect-hello", nil]]]
       out << ["connect/marshal-send", ["ipc", ["connect-marshal-send", nil]]]
       ECHO_SIZES.each { |n| out << ["baseline/raw-socket/#{n}", ["ipc", ["raw-socket", n]]] }
+      # Runner-driven cells (scenario.rs `Driver`): the runner runs call/void
+      # or signal/fanout/1 of this adapter around them, so they list as those ops.
+      [1, 2, 4, 8].each { |k| out << ["call/parallel-clients/#{k}", ["ipc", ["call", "Void"]]] }
+      %w[sender wildcard].each do |rule_kind|
+        (0..17).each { |i| out << ["signal/match-rules/#{rule_kind}/#{1 << i}", ["ipc", ["fanout", 1]]] }
+      end
       out
+    end
+
+    # scenario.rs `runner_needs_bus`: why a runner-driven cell has no p2p form.
+    def self.runner_needs_bus(id)
+      if id.start_with?("call/parallel-clients/")
+        "parallel clients are measured against one bus: peer to peer each client would " \
+          "need a server connection of its own"
+      elsif id.start_with?("signal/match-rules/")
+        "match rules are held by a bus (AddMatch); peer to peer there is no bus to hold them"
+      end
     end
 
     def self.subscribers_of(op)

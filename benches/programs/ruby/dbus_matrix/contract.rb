@@ -69,6 +69,7 @@ module DbusMatrix
         e = { "id" => id }
         if kind[0] == "ipc"
           r, pr = ipc_unsupported(lib, kind[1], false), ipc_unsupported(lib, kind[1], true)
+          pr = C.runner_needs_bus(id) if r.nil? && C.runner_needs_bus(id)
         else
           r, pr = lib.unsupported_codec(kind[0], kind[1]), nil
         end

@@ -9,10 +9,12 @@
 //! - `bytes-per-second`: from the median and the bytes per operation, when
 //!   the cell processes bytes (a measure of its own: Bencher's built-in
 //!   `throughput` counts operations per second);
+//! - `calls-per-second`: `call/parallel-clients/<k>` cells, all clients together;
 //! - `allocations`: heap allocations per operation, when recorded;
 //! - `instructions`: callgrind instructions per operation (`run --instructions`);
 //! - IPC cells: `bus-messages`, `syscalls`, `context-switches` and `cpu-time`
-//!   (ns) per operation, summed over the cell's processes (see `table::COST_FIGURES`).
+//!   (ns) per operation, summed over the cell's processes, and `peak-rss` and
+//!   `rss` (KiB, VmHWM and VmRSS summed over them; see `table::COST_FIGURES`).
 
 use harness::results::ResultsFile;
 use serde_json::{json, Map, Value};
@@ -50,6 +52,11 @@ pub fn render(r: &ResultsFile) -> String {
                 t.insert("upper_value".into(), json!(per_s(e.lower)));
             }
             measures.insert("bytes-per-second".into(), Value::Object(t));
+        }
+        if let Some(driver) = harness::scenario::find(&c.scenario).map(|s| s.driver) {
+            if matches!(driver, harness::scenario::Driver::ParallelClients(_)) && e.point > 0.0 {
+                measures.insert("calls-per-second".into(), json!({"value": 1e9 / e.point}));
+            }
         }
         if let Some(a) = &m.alloc {
             measures.insert("allocations".into(), json!({"value": a.allocations_per_op}));

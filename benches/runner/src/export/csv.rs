@@ -2,6 +2,7 @@
 //! `ci_width`, `rounds`, `above_target` and `cut` are the cell's interval
 //! width facts as `export::width` defines them (`ci_width` the fraction
 //! `(upper - lower) / median`; `above_target` empty without a target).
+//! `placement`: where an IPC cell's processes ran (`Measurement::placement`).
 
 use harness::results::ResultsFile;
 
@@ -10,13 +11,15 @@ use super::width;
 
 const HEADER: &str = "adapter,library,version,baseline,bus,scenario,status,median_ns,median_lower_ns,median_upper_ns,ci_width,rounds,above_target,mean_ns,samples,throughput_bytes,mb_per_s,allocations_per_op,bytes_allocated_per_op,instructions_per_op,bus_messages_per_op,bus_bytes_per_op";
 /// Per role of `table::ROLES`, after the columns above.
-const PROCESS_COLUMNS: [&str; 6] = [
+const PROCESS_COLUMNS: [&str; 8] = [
     "cpu_ns_per_op",
     "syscalls_per_op",
     "voluntary_switches_per_op",
     "involuntary_switches_per_op",
     "read_calls_per_op",
     "write_calls_per_op",
+    "vm_hwm_kib",
+    "vm_rss_kib",
 ];
 
 fn field(s: &str) -> String {
@@ -39,7 +42,7 @@ pub fn render(r: &ResultsFile) -> String {
         }
     }
     // `cell_role`: which side of the cell the adapter is (same, client, server).
-    out.push_str(",reason,cut,cell_role\n");
+    out.push_str(",reason,cut,cell_role,placement\n");
     let target = width::target(r);
     for c in &r.cells {
         let a = r.adapters.iter().find(|a| a.id == c.adapter);
@@ -88,6 +91,8 @@ pub fn render(r: &ResultsFile) -> String {
                 p.map(|p| p.involuntary_switches_per_op),
                 p.map(|p| p.read_calls_per_op),
                 p.map(|p| p.write_calls_per_op),
+                p.and_then(|p| p.vm_hwm_kib).map(|k| k as f64),
+                p.and_then(|p| p.vm_rss_kib).map(|k| k as f64),
             ];
             for v in values {
                 out.push(',');
@@ -100,6 +105,8 @@ pub fn render(r: &ResultsFile) -> String {
         out += &field(w.as_ref().and_then(|w| w.cut).unwrap_or(""));
         out.push(',');
         out += c.role.as_str();
+        out.push(',');
+        out += &field(m.and_then(|m| m.placement.as_deref()).unwrap_or(""));
         out.push('\n');
     }
     out

@@ -28,6 +28,7 @@ fn cell_text(e: &Entry, adapter: &str, cx: &Context, notes: &mut Notes) -> Strin
             if let Some(r) = e.ratio {
                 extra.push(format!("{r:.2}×"));
             }
+            extra.extend(table::calls_per_second(&e.cell.scenario, m.wall.median_ns.point));
             if let Some(f) = m.floor_ratio {
                 // Cached reads never touch the socket: keep two significant digits below 1.
                 let text = if f >= 1.0 {
@@ -123,6 +124,9 @@ pub fn render(r: &ResultsFile) -> String {
             table::Group::Role(role, bus) => {
                 let _ = writeln!(out, "### {} on {bus}\n\n{}\n", role.view(), table::role_note(r, *role));
             }
+        }
+        if let Some(line) = table::placement_line(&t, r.run.placement.as_deref()) {
+            let _ = writeln!(out, "{line}\n");
         }
         library_table_head(&t, &mut out);
         for row in &t.rows {

@@ -51,6 +51,41 @@ pub struct Entry<'a> {
     pub ratio: Option<f64>,
 }
 
+/// Calls per second of a `call/parallel-clients/<k>` cell (all clients
+/// together: 10^9 / ns per call), as the reports print it: "12.3k calls/s".
+pub fn calls_per_second(scenario: &str, median_ns: f64) -> Option<String> {
+    let is_parallel = harness::scenario::find(scenario)
+        .is_some_and(|s| matches!(s.driver, harness::scenario::Driver::ParallelClients(_)));
+    (is_parallel && median_ns > 0.0).then(|| format!("{} calls/s", si(1e9 / median_ns)))
+}
+
+/// Which CPU placement the IPC cells of a table were measured with
+/// (`Measurement::placement`, else the run's `--pin` for older files), as
+/// one line every report prints under the table's heading.
+pub fn placement_line(t: &Table, run_placement: Option<&str>) -> Option<String> {
+    if !matches!(t.group, Group::Bus(_)) {
+        return None;
+    }
+    let mut seen: Vec<&str> = Vec::new();
+    for e in t.rows.iter().flat_map(|row| row.cells.iter().flatten()) {
+        if let Some(p) = e.cell.measurement().and_then(|m| m.placement.as_deref()) {
+            if !seen.contains(&p) {
+                seen.push(p);
+            }
+        }
+    }
+    let words = |p: &str| match p {
+        "none" => "unpinned (`--pin none`: the scheduler places client, server and bus)".to_string(),
+        pinned => format!("pinned {pinned}"),
+    };
+    let text = match (seen.as_slice(), run_placement) {
+        ([], Some(run)) => format!("{} (the run's; not recorded per cell)", words(run)),
+        ([], None) => return None,
+        (placements, _) => placements.iter().map(|p| words(p)).collect::<Vec<_>>().join("; "),
+    };
+    Some(format!("CPU placement of these cells: {text}"))
+}
+
 /// Instructions per operation of a cell (`run --instructions`), when counted.
 pub fn instructions(e: &Option<Entry>) -> Option<f64> {
     e.as_ref()
@@ -115,8 +150,19 @@ fn count(n: f64) -> String {
     }
 }
 
+/// KiB as the reports show memory: 812 KiB, 3.4 MiB, 1.2 GiB.
+pub fn kib(k: f64) -> String {
+    if k >= 1024.0 * 1024.0 {
+        format!("{:.1} GiB", k / (1024.0 * 1024.0))
+    } else if k >= 1024.0 {
+        format!("{:.1} MiB", k / 1024.0)
+    } else {
+        format!("{k:.0} KiB")
+    }
+}
+
 /// What reports show of `Measurement::costs`, in order.
-pub const COST_FIGURES: [CostFigure; 4] = [
+pub const COST_FIGURES: [CostFigure; 6] = [
     CostFigure {
         title: "bus messages per operation (monitor)",
         key: "bus-messages",
@@ -140,6 +186,18 @@ pub const COST_FIGURES: [CostFigure; 4] = [
         key: "cpu-time",
         source: CostSource::Process(|p| Some(p.cpu_ns_per_op)),
         format: duration,
+    },
+    CostFigure {
+        title: "peak resident memory (VmHWM, KiB in machine formats)",
+        key: "peak-rss",
+        source: CostSource::Process(|p| p.vm_hwm_kib.map(|k| k as f64)),
+        format: kib,
+    },
+    CostFigure {
+        title: "resident memory after the counted window (VmRSS, KiB in machine formats)",
+        key: "rss",
+        source: CostSource::Process(|p| p.vm_rss_kib.map(|k| k as f64)),
+        format: kib,
     },
 ];
 

@@ -14,6 +14,7 @@ use harness::ipc::{IpcOp, Transport};
 use harness::results::BusRecord;
 use indicatif::ProgressBar;
 
+use super::match_rules::{HeldRules, RuleSet};
 use crate::adapter::Running;
 use crate::matrix::{AdapterEntry, BusEntry};
 use crate::placement::{self, Placement};
@@ -58,6 +59,8 @@ pub struct BusSession {
     /// Daemon version and config, for the results file.
     pub description: String,
     placement: Placement,
+    /// The runner's own match rules of `signal/match-rules/*` cells.
+    rules: Option<HeldRules>,
 }
 
 /// The well-known name adapter `id`'s server owns (all servers share a bus).
@@ -115,6 +118,7 @@ impl BusSession {
             servers: HashMap::new(),
             description,
             placement,
+            rules: None,
         })
     }
 
@@ -211,6 +215,19 @@ impl BusSession {
             Medium::Existing { socket, .. } if !socket.exists() => Err(format!("the {} bus went away", self.id)),
             Medium::Existing { .. } | Medium::P2p => Ok(()),
         }
+    }
+
+    /// Holds exactly the rules of `want` on the bus (kept from the cell
+    /// before when it wanted the same); `None` releases any.
+    pub fn hold_rules(&mut self, want: Option<RuleSet>) -> Result<(), String> {
+        if self.rules.as_ref().map(|r| r.set) == want {
+            return Ok(());
+        }
+        self.rules = None;
+        let Some(set) = want else { return Ok(()) };
+        let socket = self.bus_socket().ok_or("match rules need a bus")?.to_path_buf();
+        self.rules = Some(HeldRules::install(&socket, set)?);
+        Ok(())
     }
 
     /// Starts the subscribers of a fan-out op; returns them and the ack FIFO.

@@ -12,9 +12,11 @@ use anyhow::Result;
 use harness::contract::{self, CriterionSettings};
 use harness::ipc::{IpcOp, Transport};
 use harness::results::{BenchResult, Cell, CellKey, Measurement, Outcome, Role};
+use harness::scenario::{Driver, Scenario};
 
 use super::bus_session::BusSession;
 use super::cold_start;
+use super::parallel_clients::{self, Parallel};
 use super::plan::Planned;
 use super::roster::RunAdapter;
 use crate::adapter::{self, Running};
@@ -34,6 +36,8 @@ pub struct CellContext<'a> {
     pub instructions: bool,
     /// The reference adapter of the client and server roles (when the run has them).
     pub reference: Option<Side<'a>>,
+    /// Where IPC cells' processes run (`Placement::describe`), recorded on each.
+    pub placement: String,
 }
 
 /// One side of an IPC cell: the adapter serving or calling, and its binary.
@@ -162,15 +166,43 @@ enum Prepared {
 fn prepare_ipc(
     ctx: &CellContext,
     cell: &Planned,
-    server: Side,
+    (client, server): (Side, Side),
     session: &mut BusSession,
     first: bool,
 ) -> Result<Prepared, String> {
-    let op = harness::scenario::find(&cell.scenario)
-        .and_then(|s| s.ipc_op())
-        .expect("bus cells are IPC cells");
-    let bin = server.adapter.bin.as_path();
-    let transport = session.server(server.entry, bin)?;
+    let scenario = scenario_of(cell);
+    let op = scenario.ipc_op().expect("bus cells are IPC cells");
+    let bin = client.adapter.bin.as_path();
+    let server_bin = server.adapter.bin.as_path();
+    let transport = session.server(server.entry, server_bin)?;
+    let rules = match scenario.driver {
+        Driver::MatchRules(kind, n) => Some((kind, n)),
+        _ => None,
+    };
+    session.hold_rules(rules)?;
+    if let Driver::ParallelClients(clients) = scenario.driver {
+        let mut others = Vec::new();
+        if let Some(pid) = session.server_pid(&server.entry.id) {
+            others.push(costs::Participant {
+                role: "server",
+                pids: vec![pid],
+            });
+        }
+        let bus = session.bus_pids();
+        if !bus.is_empty() {
+            others.push(costs::Participant { role: "bus", pids: bus });
+        }
+        let parallel = Parallel {
+            bin,
+            transport: &transport,
+            clients,
+            samples: ctx.profile.sample_size,
+            measurement: Duration::from_secs_f64(ctx.profile.measurement),
+            others,
+            timeout: ctx.timeout,
+        };
+        return parallel_clients::measure(&parallel, ctx.interrupted).map(|m| Prepared::Measured(Box::new(m)));
+    }
     if op == IpcOp::PropertyColdStart {
         let monitored = session.bus_socket().filter(|_| first);
         return cold_start::measure(
@@ -183,7 +215,7 @@ fn prepare_ipc(
         )
         .map(|m| Prepared::Measured(Box::new(m)));
     }
-    let subscribers = session.subscribers(server.entry, bin, op)?;
+    let subscribers = session.subscribers(server.entry, server_bin, op)?;
     Ok(Prepared::Bench(IpcSetup { transport, subscribers }))
 }
 
@@ -209,10 +241,18 @@ pub fn round<'a>(
         Some(Err(reason)) => return Ok(Outcome::Failed { reason }),
         Some(Ok(s)) => Some(s),
     };
-    let ipc = match session.as_deref_mut().map(|s| prepare_ipc(ctx, cell, server, s, first)) {
+    let ipc = match session.as_deref_mut().map(|s| prepare_ipc(ctx, cell, (client, server), s, first)) {
         None => None,
         Some(Ok(Prepared::Bench(setup))) => Some(setup),
-        Some(Ok(Prepared::Measured(m))) => return Ok(Outcome::Ok(m)),
+        Some(Ok(Prepared::Measured(mut m))) => {
+            m.placement = Some(placement_of(ctx, cell));
+            if m.costs.is_some() && !ctx.profile.costs.counts(&cell.scenario) {
+                // Counted with the timing (parallel clients), kept only where the profile asks.
+                m.costs = None;
+                m.verification_notes.push(SKIPPED_COSTS.into());
+            }
+            return Ok(Outcome::Ok(m));
+        }
         Some(Err(reason)) => return Ok(Outcome::Failed { reason }),
     };
     let mut runner_verified = Vec::new();
@@ -232,7 +272,7 @@ pub fn round<'a>(
     let result_file = ctx.scratch.join("measurement.json");
     let _ = std::fs::remove_file(&result_file);
     let bench = contract::Command::Bench(contract::Bench {
-        scenario: cell.scenario.clone(),
+        scenario: scenario_of(cell).adapter_scenario().to_string(),
         result: result_file.clone(),
         criterion_dir: Some(ctx.scratch.join("criterion")),
         settings: CriterionSettings {
@@ -280,17 +320,25 @@ pub fn round<'a>(
         }
     };
     m.verification_notes.extend(runner_verified);
+    if let Driver::MatchRules(kind, n) = scenario_of(cell).driver {
+        m.verification_notes.push(format!(
+            "the runner held {n} {} match rules (every AddMatch answered)",
+            kind.slug()
+        ));
+    }
     // Every IPC scenario, the raw-socket floor too (no session, no setup).
-    let is_ipc = harness::scenario::find(&cell.scenario).is_some_and(|s| s.ipc_op().is_some());
+    let is_ipc = scenario_of(cell).ipc_op().is_some();
+    if is_ipc {
+        m.placement = Some(placement_of(ctx, cell));
+    }
     // Costs are counted once, in a cell's first round.
     let count_costs = is_ipc && first;
     if count_costs && !ctx.profile.costs.counts(&cell.scenario) {
-        m.verification_notes
-            .push("costs not counted: the profile counts them for other scenarios only (matrix.toml `costs`)".into());
+        m.verification_notes.push(SKIPPED_COSTS.into());
     } else if count_costs {
         let counted = Counted {
             bin,
-            scenario: &cell.scenario,
+            scenario: scenario_of(cell).adapter_scenario(),
             adapter_id: &server.entry.id,
             ipc: ipc.as_ref(),
             session: session.as_deref(),
@@ -300,6 +348,22 @@ pub fn round<'a>(
         }
     }
     Ok(Outcome::Ok(Box::new(m)))
+}
+
+const SKIPPED_COSTS: &str = "costs not counted: the profile counts them for other scenarios only (matrix.toml `costs`)";
+
+/// The harness's scenario of a planned cell (the plan holds known ids only).
+fn scenario_of(cell: &Planned) -> &'static Scenario {
+    harness::scenario::find(&cell.scenario).expect("planned cells have known scenarios")
+}
+
+/// Where an IPC cell's processes ran: the run's placement, except that
+/// parallel clients are never pinned (K clients on one CPU would measure it).
+fn placement_of(ctx: &CellContext, cell: &Planned) -> String {
+    match scenario_of(cell).driver {
+        Driver::ParallelClients(_) if ctx.placement != "none" => format!("{} (the clients unpinned)", ctx.placement),
+        _ => ctx.placement.clone(),
+    }
 }
 
 /// An IPC cell whose costs are to be counted, and the processes it involves

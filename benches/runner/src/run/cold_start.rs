@@ -62,6 +62,7 @@ pub fn measure(
         floor_ratio: None,
         costs,
         cut: None,
+        placement: None,
     })
 }
 

@@ -7,6 +7,8 @@
 mod bus_session;
 mod cell;
 mod cold_start;
+mod match_rules;
+mod parallel_clients;
 mod plan;
 mod resume;
 mod roster;
@@ -105,7 +107,11 @@ pub fn run(mut opts: RunOptions, interrupted: Arc<AtomicBool>) -> Result<RunSumm
             involved.extend(opts.matrix.select_adapters(std::slice::from_ref(id))?);
         }
     }
-    let scenarios = opts.matrix.select_scenarios(&opts.scenarios)?;
+    let mut scenarios = opts.matrix.select_scenarios(&opts.scenarios)?;
+    if opts.scenarios.is_empty() {
+        // Named scenarios run whatever the profile; otherwise the profile's own.
+        scenarios.retain(|s| s.in_profile(&profile_name));
+    }
     let mut system_buses = Vec::new();
     let buses = plan::buses(&opts, &mut system_buses)?;
     let timeout = opts.cell_timeout.unwrap_or_else(|| match &resumed {

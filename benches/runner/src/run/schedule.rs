@@ -195,6 +195,7 @@ impl Worker<'_> {
                     adapter: s.roster.get(id)?,
                 })
             }),
+            placement: s.placement.describe(),
         };
         let mut bus = CurrentBus::default();
         let mut pending = Vec::new();

@@ -46,6 +46,9 @@ impl Page<'_> {
     /// Markdown table: many scenarios, few libraries, fits a screen).
     pub(super) fn matrix_table(&mut self, t: &Table) {
         let _ = writeln!(self.out, "<h3>{}</h3>", self.table_heading(t));
+        if let Some(line) = table::placement_line(t, self.r.run.placement.as_deref()) {
+            let _ = writeln!(self.out, "<p class=\"explain\">{}</p>", esc(&line));
+        }
         self.open_table(t, "");
         for (i, col) in t.columns.iter().enumerate() {
             let _ = write!(self.out, "<tr><th title=\"{}\">{}</th>", esc(&summary(col)), esc(col));
@@ -119,7 +122,7 @@ impl Page<'_> {
                 } else if let Some(why) = &m.alloc_unavailable {
                     let _ = write!(tip, "; allocations: — ({why})");
                 }
-                let mut extra = Vec::new();
+                let mut extra: Vec<String> = table::calls_per_second(&e.cell.scenario, w.point).into_iter().collect();
                 let mut class = "num";
                 if let Some(r) = e.ratio {
                     extra.push(format!("{r:.2}×"));
