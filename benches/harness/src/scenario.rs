@@ -112,6 +112,13 @@ fn ipc_scenarios(out: &mut Vec<Scenario>) {
             format!("EchoBytes of {n} bytes (ay)"),
         );
     }
+    for n in ipc::IN_FLIGHT_COUNTS {
+        add(
+            format!("call/in-flight/{n}"),
+            IpcOp::InFlight(n),
+            format!("{n} InOutInt calls on one connection, all sent before the first reply is awaited"),
+        );
+    }
     add(
         "property/get".into(),
         IpcOp::PropertyGet,

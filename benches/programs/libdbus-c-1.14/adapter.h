@@ -43,7 +43,7 @@ uint64_t body_digest(const body_t *b);
 
 typedef enum {
     OP_CALL, OP_ECHO, OP_PROP_GET, OP_PROP_X100, OP_COLD_START, OP_EMIT_RECEIVE, OP_FANOUT,
-    OP_NONMATCHING, OP_HELLO, OP_MARSHAL_SEND, OP_RAW_SOCKET
+    OP_NONMATCHING, OP_HELLO, OP_MARSHAL_SEND, OP_RAW_SOCKET, OP_IN_FLIGHT
 } op_kind;
 typedef struct { op_kind kind; int method; long n; } op_t;
 typedef struct { const char *slug, *member, *in, *out; } method_t;
@@ -52,7 +52,8 @@ extern const method_t METHODS[];
 
 /* A scenario: kind 'm' marshal, 'd' demarshal (payload), 'i' IPC (op). */
 typedef struct { char id[64]; char kind; char payload[16]; op_t op; } scenario_t;
-int scenarios(scenario_t *out); /* fills up to 64; returns the count */
+#define MAX_SCENARIOS 128
+int scenarios(scenario_t *out); /* fills up to MAX_SCENARIOS; returns the count */
 uint64_t expected_digest(op_t op, const char *service_name);
 const char *needs_bus(op_t op);
 void digest_items(digest_t *d);

@@ -90,7 +90,7 @@ static void json_string(FILE *f, const char *s) {
 }
 
 static void list(void) {
-    scenario_t sc[64];
+    scenario_t sc[MAX_SCENARIOS];
     int n = scenarios(sc), maj, min, mic;
     dbus_get_version(&maj, &min, &mic);
     printf("{\"id\": \"" ID "\", \"library\": \"libdbus\", \"version\": \"%d.%d.%d\", \"runtime\": ", maj, min, mic);
@@ -235,7 +235,7 @@ int main(int argc, char **argv) {
     int has_t = (is_bench || is_repeat) ? transport(&t, 0) : 0;
     if (is_bench) required("result");
     if (is_repeat) required("iterations");
-    scenario_t sc[64], *s = NULL;
+    scenario_t sc[MAX_SCENARIOS], *s = NULL;
     int n = scenarios(sc);
     for (int i = 0; i < n; i++)
         if (!strcmp(sc[i].id, id)) s = &sc[i];

@@ -414,7 +414,12 @@ impl h::Ipc for DbusAsyncIpc {
         }
         match op {
             IpcOp::EchoBytes(n) if n >= QUADRATIC_READS_FROM => Some(NO_LARGE_MESSAGES.into()),
-            IpcOp::Call(_) | IpcOp::EchoBytes(_) | IpcOp::PropertyGet | IpcOp::PropertyGetX100 | IpcOp::PropertyColdStart => {
+            IpcOp::Call(_)
+            | IpcOp::EchoBytes(_)
+            | IpcOp::InFlight(_)
+            | IpcOp::PropertyGet
+            | IpcOp::PropertyGetX100
+            | IpcOp::PropertyColdStart => {
                 Some(format!("{READER_STOPS} GDBus writes one on every call without arguments (gdbus call, Introspect from \
                      GLib clients): the server stops answering anyone, so dbus-async cannot serve the benchmark service"))
             }
@@ -542,6 +547,7 @@ impl h::Ipc for DbusAsyncIpc {
                     Ok(Digest::new().finish())
                 })
             }
+            IpcOp::InFlight(_) => bail!(harness::ipc::not_implemented(op)),
             IpcOp::PropertyColdStart | IpcOp::RawSocket(_) => bail!("{op:?} is not a client operation"),
         })
     }

@@ -386,6 +386,7 @@ impl h::Ipc for BytestreamIpc {
                     Ok(Digest::new().finish())
                 })
             }
+            IpcOp::InFlight(_) => bail!(harness::ipc::not_implemented(op)),
             IpcOp::PropertyGet | IpcOp::PropertyGetX100 | IpcOp::PropertyColdStart | IpcOp::RawSocket(_) => {
                 bail!("{op:?} is not a client operation of this adapter")
             }

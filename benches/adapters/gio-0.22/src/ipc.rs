@@ -229,6 +229,7 @@ impl h::Ipc for GioIpc {
                     Ok(Digest::new().finish())
                 })
             }
+            IpcOp::InFlight(_) => bail!(harness::ipc::not_implemented(op)),
             IpcOp::PropertyColdStart | IpcOp::RawSocket(_) => bail!("{op:?} is not a client operation"),
         })
     }

@@ -299,6 +299,7 @@ impl h::Ipc for SdBusIpc {
                     Ok(Digest::new().finish())
                 })
             }
+            IpcOp::InFlight(_) => bail!(harness::ipc::not_implemented(op)),
             IpcOp::PropertyColdStart | IpcOp::RawSocket(_) => bail!("{op:?} is not a client operation"),
         })
     }

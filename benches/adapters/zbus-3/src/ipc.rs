@@ -333,6 +333,7 @@ impl h::Ipc for ZbusIpc {
                     Ok(Digest::new().finish())
                 })
             }
+            IpcOp::InFlight(_) => bail!(harness::ipc::not_implemented(op)),
             IpcOp::PropertyColdStart | IpcOp::RawSocket(_) => bail!("{op:?} is not a client operation"),
         })
     }

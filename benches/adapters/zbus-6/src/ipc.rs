@@ -279,6 +279,10 @@ impl h::Ipc for ZbusIpc {
         }))
     }
 
+    fn implements(&self, op: IpcOp) -> bool {
+        !op.opt_in() || matches!(op, IpcOp::InFlight(_))
+    }
+
     fn client<'a>(&'a mut self, transport: &Transport, op: IpcOp) -> Result<Op<'a>> {
         let t = transport.clone();
         Ok(match op {
@@ -354,6 +358,17 @@ impl h::Ipc for ZbusIpc {
                         conn.close().await
                     })?;
                     Ok(Digest::new().finish())
+                })
+            }
+            IpcOp::InFlight(n) => {
+                let proxy = block_on(connect_proxy(&t))?;
+                Box::new(move || {
+                    // try_join_all polls every call once before any reply is awaited:
+                    // the first poll of a proxy call sends it (zbus's own concurrent-calls benchmark).
+                    let calls = (0..n).map(|i| proxy.in_out_int(h::in_flight_arg(i)));
+                    Ok(h::in_flight_digest(block_on(futures_util::future::try_join_all(
+                        calls,
+                    ))?))
                 })
             }
             IpcOp::PropertyColdStart | IpcOp::RawSocket(_) => bail!("{op:?} is not a client operation"),

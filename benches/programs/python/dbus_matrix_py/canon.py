@@ -135,6 +135,10 @@ OUT_STRING = "TesttestTestest"
 ECHO_SIZES = [1, 64, 1024, 4096, 32768, 131072, 1048576]
 FANOUT_SIZES = [1, 10, 100]
 NONMATCHING_RULE_COUNTS = [10, 100, 1000, 10000]
+IN_FLIGHT_COUNTS = [1, 10, 100, 1000]
+# ipc.rs `IpcOp::opt_in`: ops an adapter runs only where it says so (its
+# `implements`); elsewhere "this adapter does not implement <family> yet".
+OPT_IN_FAMILIES = {"in-flight": "call/in-flight"}
 
 # (slug, member, in signature, out signature), in Method::ALL order.
 METHODS = [
@@ -207,6 +211,11 @@ def expected_digest(op, service_name):
             digest_items(d, items())
     elif kind == "emit-receive":
         d.str(SIGNAL_TEXT)
+    elif kind == "in-flight":
+        # ipc.rs `in_flight_digest`: call i sends i, gets i + 1; then the count.
+        for i in range(arg):
+            d.i32(i + 1)
+        d.len(arg)
     return d.finish()
 
 
@@ -222,6 +231,8 @@ def scenarios():
         out.append(("call/" + slug, ("ipc", ("call", member))))
     for n in ECHO_SIZES:
         out.append(("call/echo-bytes/%d" % n, ("ipc", ("echo-bytes", n))))
+    for n in IN_FLIGHT_COUNTS:
+        out.append(("call/in-flight/%d" % n, ("ipc", ("in-flight", n))))
     out.append(("property/get", ("ipc", ("property-get", None))))
     out.append(("property/get-x100", ("ipc", ("property-get-x100", None))))
     out.append(("property/cold-start", ("ipc", ("property-cold-start", None))))

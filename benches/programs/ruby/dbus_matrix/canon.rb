@@ -119,6 +119,9 @@ module DbusMatrix
       when "property-get", "property-cold-start" then digest_items(d, items)
       when "property-get-x100" then 100.times { digest_items(d, items) }
       when "emit-receive" then d.str(SIGNAL_TEXT)
+      when "in-flight" # ipc.rs `in_flight_digest`: call i sends i, gets i + 1; then the count
+        arg.times { |i| d.i32(i + 1) }
+        d.len(arg)
       end
       d.finish
     end
@@ -129,6 +132,7 @@ module DbusMatrix
       %w[marshal demarshal].each { |p| PAYLOADS.each_key { |n| out << ["#{p}/#{n}", [p, n]] } }
       METHODS.each { |slug, m, _, _| out << ["call/#{slug}", ["ipc", ["call", m]]] }
       ECHO_SIZES.each { |n| out << ["call/echo-bytes/#{n}", ["ipc", ["echo-bytes", n]]] }
+      IN_FLIGHT_COUNTS.each { |n| out << ["call/in-flight/#{n}", ["ipc", ["in-flight", n]]] }
       out << ["property/get", ["ipc", ["property-get", nil]]]
       out << ["property/get-x100", ["ipc", ["property-get-x100", nil]]]
       out << ["property/cold-start", ["ipc", ["property-cold-start", nil]]]
@@ -147,6 +151,11 @@ module DbusMatrix
       when "nonmatching-rules" then [1, op[1]]
       end
     end
+
+    IN_FLIGHT_COUNTS = [1, 10, 100, 1000].freeze
+    # ipc.rs `IpcOp::opt_in`: ops an adapter runs only where it says so (its
+    # IMPLEMENTS); elsewhere "this adapter does not implement <family> yet".
+    OPT_IN_FAMILIES = { "in-flight" => "call/in-flight" }.freeze
 
     NEEDS_BUS = {
       "connect-hello" => "peer to peer there is no bus to say Hello to: a p2p connection is SASL only",
