@@ -66,6 +66,8 @@ pub fn echo_payload(size: usize) -> Vec<u8> {
 pub const ECHO_SIZES: [usize; 7] = [1, 64, 1024, 4096, 32768, 131072, 1048576];
 pub const FANOUT_SIZES: [usize; 3] = [1, 10, 100];
 pub const NONMATCHING_RULE_COUNTS: [usize; 4] = [10, 100, 1000, 10000];
+/// Connections held by `connect/idle-connections/<n>` (10000: the `full` profile's).
+pub const IDLE_CONNECTION_COUNTS: [usize; 4] = [10, 100, 1000, 10000];
 /// Batch sizes of `call/in-flight/<n>`.
 pub const IN_FLIGHT_COUNTS: [usize; 4] = [1, 10, 100, 1000];
 
@@ -202,6 +204,10 @@ pub enum IpcOp {
     /// `n` `InOutInt` calls on one connection, all sent before the first reply
     /// is awaited (call `i` sends [`in_flight_arg`]`(i)`); one op = the batch.
     InFlight(usize),
+    /// `n` connections (SASL, Hello) opened by [`Ipc::idle_connection`] and held
+    /// idle; one op = close the previous batch (if any), open `n`. The runner also
+    /// reads the bus daemon's memory with the `n` held (`repeat --windows 1`).
+    IdleConnections(usize),
     /// A whole new process: connect, read `Items`, print it, exit (`cold-start` command).
     PropertyColdStart,
     /// Emit `Ping` on one connection and receive it on a second one of the same process.
@@ -249,6 +255,7 @@ impl IpcOp {
             }
             IpcOp::EmitReceive => d.str(SIGNAL_TEXT),
             IpcOp::InFlight(n) => return in_flight_digest((0..n).map(|i| in_flight_arg(i) + 1)),
+            IpcOp::IdleConnections(n) => d.len(n),
             IpcOp::Fanout(_) | IpcOp::NonmatchingRules(_) | IpcOp::ConnectHello | IpcOp::ConnectMarshalSend => {}
         }
         d.finish()
@@ -257,7 +264,7 @@ impl IpcOp {
     /// The ops an adapter implements only where it says so ([`Ipc::implements`]):
     /// those added after the first adapters were written, rolled out adapter by adapter.
     pub fn opt_in(self) -> bool {
-        matches!(self, IpcOp::InFlight(_))
+        matches!(self, IpcOp::InFlight(_) | IpcOp::IdleConnections(_))
     }
 
     /// The scenario id without its size (`call/in-flight`), for reasons.
@@ -274,6 +281,7 @@ impl IpcOp {
             IpcOp::NonmatchingRules(_) => "signal/nonmatching-rules",
             IpcOp::ConnectHello => "connect/hello",
             IpcOp::ConnectMarshalSend => "connect/marshal-send",
+            IpcOp::IdleConnections(_) => "connect/idle-connections",
             IpcOp::RawSocket(_) => "baseline/raw-socket",
         }
     }
@@ -362,6 +370,10 @@ pub fn needs_bus(op: IpcOp) -> Option<&'static str> {
             "match rules are installed on a bus (AddMatch); peer to peer there is no bus to \
              hold them",
         ),
+        IpcOp::IdleConnections(_) => Some(
+            "idle connections are what each costs the bus daemon (Hello, memory); peer to peer \
+             there is no daemon, only the server at the other end",
+        ),
         _ => None,
     }
 }
@@ -405,6 +417,13 @@ pub trait Ipc {
         transport: &Transport,
         op: IpcOp,
     ) -> anyhow::Result<Box<dyn FnMut() -> anyhow::Result<u64> + 'a>>;
+
+    /// `connect/idle-connections/<n>`: one new connection (SASL, and Hello on a
+    /// bus), returned to be held idle; dropping it closes it. The harness opens
+    /// and holds `n` of them ([`IpcOp::IdleConnections`]).
+    fn idle_connection(&mut self, _transport: &Transport) -> anyhow::Result<Box<dyn std::any::Any>> {
+        Err(anyhow::anyhow!(not_implemented(IpcOp::IdleConnections(0))))
+    }
 
     /// `property/cold-start`: connect, read `Items`, return it (printed by the harness).
     fn cold_start(&mut self, transport: &Transport) -> anyhow::Result<Vec<(String, String)>>;

@@ -116,6 +116,7 @@ impl BenchResult {
             floor_ratio: None,
             costs: None,
             cut: raw.cut,
+            connection_memory: None,
         })
     }
 }

@@ -158,6 +158,13 @@ fn ipc_scenarios(out: &mut Vec<Scenario>) {
         IpcOp::ConnectHello,
         "connect: SASL + Hello, disconnect".into(),
     );
+    for n in ipc::IDLE_CONNECTION_COUNTS {
+        add(
+            format!("connect/idle-connections/{n}"),
+            IpcOp::IdleConnections(n),
+            format!("open {n} connections (SASL + Hello) and hold them idle"),
+        );
+    }
     add(
         "connect/marshal-send".into(),
         IpcOp::ConnectMarshalSend,

@@ -18,6 +18,7 @@ mod floor_notes;
 mod fuzz_input;
 mod history;
 mod html_report;
+mod idle_connections;
 mod in_flight;
 mod instructions;
 mod ipc_costs;

@@ -392,7 +392,9 @@ impl h::Ipc for AsyncRustbusIpc {
                 })
             }
             IpcOp::InFlight(_) => bail!(harness::ipc::not_implemented(op)),
-            IpcOp::PropertyColdStart | IpcOp::RawSocket(_) => bail!("{op:?} is not a client operation"),
+            IpcOp::PropertyColdStart | IpcOp::RawSocket(_) | IpcOp::IdleConnections(_) => {
+                bail!("{op:?} is not a client operation")
+            }
         })
     }
 

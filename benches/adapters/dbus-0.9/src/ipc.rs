@@ -174,7 +174,12 @@ impl h::Ipc for DbusIpc {
     }
 
     fn implements(&self, op: IpcOp) -> bool {
-        !op.opt_in() || matches!(op, IpcOp::InFlight(_))
+        !op.opt_in() || matches!(op, IpcOp::InFlight(_) | IpcOp::IdleConnections(_))
+    }
+
+    /// `Channel::open_private` + `register` (Hello); dropping it closes the private connection.
+    fn idle_connection(&mut self, transport: &Transport) -> Result<Box<dyn std::any::Any>> {
+        Ok(Box::new(connect(transport)?))
     }
 
     fn client<'a>(&'a mut self, transport: &Transport, op: IpcOp) -> Result<Op<'a>> {
@@ -252,7 +257,9 @@ impl h::Ipc for DbusIpc {
                 let destination = t.service_name().to_owned();
                 Box::new(move || in_flight(&conn, &destination, n))
             }
-            IpcOp::PropertyColdStart | IpcOp::RawSocket(_) => bail!("{op:?} is not a client operation"),
+            IpcOp::PropertyColdStart | IpcOp::RawSocket(_) | IpcOp::IdleConnections(_) => {
+                bail!("{op:?} is not a client operation")
+            }
         })
     }
 

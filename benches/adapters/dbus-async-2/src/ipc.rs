@@ -427,7 +427,7 @@ impl h::Ipc for DbusAsyncIpc {
                 "{READER_STOPS} dbus-broker writes one in its empty replies (AddMatch): a subscriber never \
                  sees its AddMatch answered on dbus-broker (measured: subscribers not ready after 120 s)"
             )),
-            IpcOp::ConnectHello | IpcOp::ConnectMarshalSend | IpcOp::RawSocket(_) => None,
+            IpcOp::ConnectHello | IpcOp::ConnectMarshalSend | IpcOp::IdleConnections(_) | IpcOp::RawSocket(_) => None,
         }
     }
 
@@ -548,7 +548,9 @@ impl h::Ipc for DbusAsyncIpc {
                 })
             }
             IpcOp::InFlight(_) => bail!(harness::ipc::not_implemented(op)),
-            IpcOp::PropertyColdStart | IpcOp::RawSocket(_) => bail!("{op:?} is not a client operation"),
+            IpcOp::PropertyColdStart | IpcOp::RawSocket(_) | IpcOp::IdleConnections(_) => {
+                bail!("{op:?} is not a client operation")
+            }
         })
     }
 

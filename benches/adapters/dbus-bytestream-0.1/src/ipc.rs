@@ -387,7 +387,11 @@ impl h::Ipc for BytestreamIpc {
                 })
             }
             IpcOp::InFlight(_) => bail!(harness::ipc::not_implemented(op)),
-            IpcOp::PropertyGet | IpcOp::PropertyGetX100 | IpcOp::PropertyColdStart | IpcOp::RawSocket(_) => {
+            IpcOp::PropertyGet
+            | IpcOp::PropertyGetX100
+            | IpcOp::PropertyColdStart
+            | IpcOp::RawSocket(_)
+            | IpcOp::IdleConnections(_) => {
                 bail!("{op:?} is not a client operation of this adapter")
             }
         })

@@ -413,7 +413,12 @@ impl h::Ipc for RustbusIpc {
     }
 
     fn implements(&self, op: IpcOp) -> bool {
-        !op.opt_in() || matches!(op, IpcOp::InFlight(_))
+        !op.opt_in() || matches!(op, IpcOp::InFlight(_) | IpcOp::IdleConnections(_))
+    }
+
+    /// `RpcConn::connect_to_path` (SASL, Hello); dropping it closes the socket.
+    fn idle_connection(&mut self, transport: &Transport) -> Result<Box<dyn std::any::Any>> {
+        Ok(Box::new(connect(transport)?))
     }
 
     fn client<'a>(&'a mut self, transport: &Transport, op: IpcOp) -> Result<Op<'a>> {
@@ -478,7 +483,9 @@ impl h::Ipc for RustbusIpc {
                 let mut client = Client::new(&t)?;
                 Box::new(move || client.in_flight(n))
             }
-            IpcOp::PropertyColdStart | IpcOp::RawSocket(_) => bail!("{op:?} is not a client operation"),
+            IpcOp::PropertyColdStart | IpcOp::RawSocket(_) | IpcOp::IdleConnections(_) => {
+                bail!("{op:?} is not a client operation")
+            }
         })
     }
 

@@ -300,7 +300,9 @@ impl h::Ipc for SdBusIpc {
                 })
             }
             IpcOp::InFlight(_) => bail!(harness::ipc::not_implemented(op)),
-            IpcOp::PropertyColdStart | IpcOp::RawSocket(_) => bail!("{op:?} is not a client operation"),
+            IpcOp::PropertyColdStart | IpcOp::RawSocket(_) | IpcOp::IdleConnections(_) => {
+                bail!("{op:?} is not a client operation")
+            }
         })
     }
 

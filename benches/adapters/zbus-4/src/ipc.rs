@@ -352,7 +352,9 @@ impl h::Ipc for ZbusIpc {
                 })
             }
             IpcOp::InFlight(_) => bail!(harness::ipc::not_implemented(op)),
-            IpcOp::PropertyColdStart | IpcOp::RawSocket(_) => bail!("{op:?} is not a client operation"),
+            IpcOp::PropertyColdStart | IpcOp::RawSocket(_) | IpcOp::IdleConnections(_) => {
+                bail!("{op:?} is not a client operation")
+            }
         })
     }
 

@@ -148,6 +148,17 @@ async fn proxy(conn: &Connection, t: &Transport) -> zbus::Result<BenchProxy<'sta
     }
 }
 
+/// A held `connect/idle-connections` connection, closed (`Connection::close`) when dropped.
+struct IdleConnection(Option<Connection>);
+
+impl Drop for IdleConnection {
+    fn drop(&mut self) {
+        if let Some(c) = self.0.take() {
+            let _ = block_on(c.close());
+        }
+    }
+}
+
 /// A connection and a proxy on it (the proxy holds the connection).
 async fn connect_proxy(t: &Transport) -> zbus::Result<BenchProxy<'static>> {
     proxy(&connect(t).await?, t).await
@@ -280,7 +291,11 @@ impl h::Ipc for ZbusIpc {
     }
 
     fn implements(&self, op: IpcOp) -> bool {
-        !op.opt_in() || matches!(op, IpcOp::InFlight(_))
+        !op.opt_in() || matches!(op, IpcOp::InFlight(_) | IpcOp::IdleConnections(_))
+    }
+
+    fn idle_connection(&mut self, transport: &Transport) -> Result<Box<dyn std::any::Any>> {
+        Ok(Box::new(IdleConnection(Some(block_on(connect(transport))?))))
     }
 
     fn client<'a>(&'a mut self, transport: &Transport, op: IpcOp) -> Result<Op<'a>> {
@@ -371,7 +386,9 @@ impl h::Ipc for ZbusIpc {
                     ))?))
                 })
             }
-            IpcOp::PropertyColdStart | IpcOp::RawSocket(_) => bail!("{op:?} is not a client operation"),
+            IpcOp::PropertyColdStart | IpcOp::RawSocket(_) | IpcOp::IdleConnections(_) => {
+                bail!("{op:?} is not a client operation")
+            }
         })
     }
 

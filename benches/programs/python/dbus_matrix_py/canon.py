@@ -136,9 +136,10 @@ ECHO_SIZES = [1, 64, 1024, 4096, 32768, 131072, 1048576]
 FANOUT_SIZES = [1, 10, 100]
 NONMATCHING_RULE_COUNTS = [10, 100, 1000, 10000]
 IN_FLIGHT_COUNTS = [1, 10, 100, 1000]
+IDLE_CONNECTION_COUNTS = [10, 100, 1000, 10000]
 # ipc.rs `IpcOp::opt_in`: ops an adapter runs only where it says so (its
 # `implements`); elsewhere "this adapter does not implement <family> yet".
-OPT_IN_FAMILIES = {"in-flight": "call/in-flight"}
+OPT_IN_FAMILIES = {"in-flight": "call/in-flight", "idle-connections": "connect/idle-connections"}
 
 # (slug, member, in signature, out signature), in Method::ALL order.
 METHODS = [
@@ -211,6 +212,8 @@ def expected_digest(op, service_name):
             digest_items(d, items())
     elif kind == "emit-receive":
         d.str(SIGNAL_TEXT)
+    elif kind == "idle-connections":
+        d.len(arg)
     elif kind == "in-flight":
         # ipc.rs `in_flight_digest`: call i sends i, gets i + 1; then the count.
         for i in range(arg):
@@ -242,6 +245,8 @@ def scenarios():
     for n in NONMATCHING_RULE_COUNTS:
         out.append(("signal/nonmatching-rules/%d" % n, ("ipc", ("nonmatching-rules", n))))
     out.append(("connect/hello", ("ipc", ("connect-hello", None))))
+    for n in IDLE_CONNECTION_COUNTS:
+        out.append(("connect/idle-connections/%d" % n, ("ipc", ("idle-connections", n))))
     out.append(("connect/marshal-send", ("ipc", ("connect-marshal-send", None))))
     for n in ECHO_SIZES:
         out.append(("baseline/raw-socket/%d" % n, ("ipc", ("raw-socket", n))))
@@ -269,4 +274,6 @@ def needs_bus(op):
         "one signal to other connections",
         "nonmatching-rules": "match rules are installed on a bus (AddMatch); peer to peer there is no bus to "
         "hold them",
+        "idle-connections": "idle connections are what each costs the bus daemon (Hello, memory); peer to peer "
+        "there is no daemon, only the server at the other end",
     }.get(kind)

@@ -2,11 +2,13 @@
 //! `ci_width`, `rounds`, `above_target` and `cut` are the cell's interval
 //! width facts as `export::width` defines them (`ci_width` the fraction
 //! `(upper - lower) / median`; `above_target` empty without a target).
+//! Runs with `connect/idle-connections` cells get `export::connection_memory`'s
+//! columns after `cut`.
 
 use harness::results::ResultsFile;
 
 use super::table::{status_word, ROLES};
-use super::width;
+use super::{connection_memory, width};
 
 const HEADER: &str = "adapter,library,version,baseline,bus,scenario,status,median_ns,median_lower_ns,median_upper_ns,ci_width,rounds,above_target,mean_ns,samples,throughput_bytes,mb_per_s,allocations_per_op,bytes_allocated_per_op,instructions_per_op,bus_messages_per_op,bus_bytes_per_op";
 /// Per role of `table::ROLES`, after the columns above.
@@ -38,7 +40,15 @@ pub fn render(r: &ResultsFile) -> String {
             out += &format!(",{role}_{col}");
         }
     }
-    out.push_str(",reason,cut\n");
+    out.push_str(",reason,cut");
+    // Only in runs with idle-connection cells: other reports keep their columns.
+    let memory = connection_memory::present(r);
+    if memory {
+        for col in connection_memory::CSV_COLUMNS {
+            out += &format!(",{col}");
+        }
+    }
+    out.push('\n');
     let target = width::target(r);
     for c in &r.cells {
         let a = r.adapters.iter().find(|a| a.id == c.adapter);
@@ -97,6 +107,12 @@ pub fn render(r: &ResultsFile) -> String {
         out += &field(c.reason().unwrap_or(""));
         out.push(',');
         out += &field(w.as_ref().and_then(|w| w.cut).unwrap_or(""));
+        if memory {
+            for v in connection_memory::csv_values(c) {
+                out.push(',');
+                out += &num(v);
+            }
+        }
         out.push('\n');
     }
     out

@@ -140,6 +140,7 @@ pub fn render(r: &ResultsFile) -> String {
         cost_tables(r, &t, &mut out);
     }
     bus_vs_bus(r, &mut out);
+    super::connection_memory::markdown(r, &mut out);
     out.push_str(
         "Cells: median wall time per operation (criterion); in brackets the ratio to the fastest library in the column \
          (1.00× = fastest; the baseline is not a library and may go below 1) and, over IPC, the ratio to the raw-socket \

@@ -15,6 +15,7 @@ use harness::results::{BenchResult, Cell, CellKey, Measurement, Outcome};
 
 use super::bus_session::BusSession;
 use super::cold_start;
+use super::held_memory;
 use super::plan::Planned;
 use super::roster::RunAdapter;
 use crate::adapter::{self, Running};
@@ -223,6 +224,11 @@ pub fn round(
             return Ok(Outcome::Failed { reason: why }); // interrupted: the cell is missing, not done
         }
     }
+    if let (true, Some(setup), Some(s)) = (first, ipc.as_ref(), session.as_deref()) {
+        if let Err(why) = add_connection_memory(ctx, &mut m, &cell.scenario, bin, setup, s) {
+            return Ok(Outcome::Failed { reason: why });
+        }
+    }
     Ok(Outcome::Ok(Box::new(m)))
 }
 
@@ -282,6 +288,37 @@ fn add_costs(ctx: &CellContext, m: &mut Measurement, cell: Counted) -> Result<()
         Ok(c) => m.costs = Some(c),
         Err(_) if ctx.interrupted.load(Ordering::SeqCst) => return Err("interrupted".into()),
         Err(why) => m.verification_notes.push(format!("costs not counted: {why}")),
+    }
+    Ok(())
+}
+
+/// `connect/idle-connections/<n>` (first round): the bus daemon's and the
+/// client's memory with the n connections held. Missing memory is a note
+/// (the timing stands); `Err` only when the run was interrupted.
+fn add_connection_memory(
+    ctx: &CellContext,
+    m: &mut Measurement,
+    scenario: &str,
+    bin: &Path,
+    setup: &IpcSetup,
+    session: &BusSession,
+) -> Result<(), String> {
+    let Some(IpcOp::IdleConnections(n)) = harness::scenario::find(scenario).and_then(|s| s.ipc_op()) else {
+        return Ok(());
+    };
+    let held = held_memory::Held {
+        bin,
+        scenario,
+        connections: n,
+        transport: &setup.transport,
+        bus_pids: &session.bus_pids(),
+        client_cpu: ctx.client_cpu,
+        timeout: ctx.timeout,
+    };
+    match held_memory::measure(&held, ctx.interrupted) {
+        Ok(mem) => m.connection_memory = Some(mem),
+        Err(_) if ctx.interrupted.load(Ordering::SeqCst) => return Err("interrupted".into()),
+        Err(why) => m.verification_notes.push(format!("connection memory not read: {why}")),
     }
     Ok(())
 }

@@ -48,5 +48,6 @@ pub fn measure(
         floor_ratio: None,
         costs: None,
         cut: None,
+        connection_memory: None,
     })
 }

@@ -7,6 +7,7 @@
 mod bus_session;
 mod cell;
 mod cold_start;
+mod held_memory;
 mod plan;
 mod resume;
 mod roster;

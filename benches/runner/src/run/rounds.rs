@@ -97,6 +97,7 @@ mod tests {
             floor_ratio: None,
             costs: None,
             cut: None,
+            connection_memory: None,
         }
     }
 

@@ -1,0 +1,98 @@
+//! `connect/idle-connections/<n>`: what the held connections cost in memory.
+//! The adapter's `repeat --iterations 1 --windows 1` opens nothing before the
+//! window (the harness lets go of the verified batch) and the n connections
+//! inside it, then waits: the runner reads the bus daemon's VmRSS at
+//! WINDOW-BEGIN (none held) and at WINDOW-END (n held), and the client's
+//! VmRSS and VmHWM with them held.
+
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use harness::contract::{Command, Repeat, GO, WINDOW_BEGIN, WINDOW_END};
+use harness::ipc::Transport;
+use harness::results::ConnectionMemory;
+
+use crate::adapter::Running;
+
+/// Where the client connects and which processes are the bus.
+pub struct Held<'a> {
+    pub bin: &'a Path,
+    pub scenario: &'a str,
+    pub connections: usize,
+    pub transport: &'a Transport,
+    pub bus_pids: &'a [u32],
+    pub client_cpu: Option<usize>,
+    pub timeout: Duration,
+}
+
+/// One holding window; `Err` is why the memory is missing (a note of the cell).
+pub fn measure(h: &Held, interrupted: &AtomicBool) -> Result<ConnectionMemory, String> {
+    if h.bus_pids.is_empty() {
+        return Err("no bus daemon to read (peer to peer or a bus not started by the runner)".into());
+    }
+    let repeat = Command::Repeat(Repeat {
+        scenario: h.scenario.to_string(),
+        iterations: 1,
+        windows: 1,
+        transport: Some(h.transport.clone()),
+        ack_fifo: None,
+    });
+    let mut client = Running::start(h.bin, &repeat, h.client_cpu, "the holding client".into(), true)?;
+    client.expect(WINDOW_BEGIN, h.timeout, interrupted)?;
+    let before = bus_rss(h.bus_pids)?;
+    client.send(GO)?;
+    client.expect(WINDOW_END, h.timeout, interrupted)?;
+    let held = bus_rss(h.bus_pids)?;
+    let client_rss = status_bytes(client.pid(), "VmRSS:")?;
+    let client_hwm = status_bytes(client.pid(), "VmHWM:")?;
+    client.send(GO)?;
+    client.finish(interrupted)?;
+    Ok(ConnectionMemory {
+        connections: h.connections as u64,
+        bus_rss_before_bytes: before,
+        bus_rss_held_bytes: held,
+        bus_bytes_per_connection: (held as f64 - before as f64) / h.connections.max(1) as f64,
+        client_rss_bytes: client_rss,
+        client_hwm_bytes: client_hwm,
+    })
+}
+
+/// VmRSS of every process of the bus (dbus-broker is a launcher and a broker).
+fn bus_rss(pids: &[u32]) -> Result<u64, String> {
+    pids.iter().map(|&pid| status_bytes(pid, "VmRSS:")).sum()
+}
+
+/// A `kB` line of `/proc/PID/status`, in bytes.
+fn status_bytes(pid: u32, key: &str) -> Result<u64, String> {
+    let path = format!("/proc/{pid}/status");
+    let status = std::fs::read_to_string(&path).map_err(|e| format!("reading {path}: {e}"))?;
+    parse_status_kb(&status, key).ok_or_else(|| format!("{path} has no {key} line"))
+}
+
+fn parse_status_kb(status: &str, key: &str) -> Option<u64> {
+    let line = status.lines().find(|l| l.starts_with(key))?;
+    let kb: u64 = line[key.len()..].trim().strip_suffix("kB")?.trim().parse().ok()?;
+    Some(kb * 1024)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_kb_lines_as_bytes() {
+        let status = "Name:\tx\nVmHWM:\t    2048 kB\nVmRSS:\t    1024 kB\n";
+        assert_eq!(parse_status_kb(status, "VmRSS:"), Some(1024 * 1024));
+        assert_eq!(parse_status_kb(status, "VmHWM:"), Some(2048 * 1024));
+        assert_eq!(parse_status_kb(status, "VmSwap:"), None);
+        assert_eq!(parse_status_kb("VmRSS:\tlots\n", "VmRSS:"), None);
+    }
+
+    #[test]
+    fn reads_this_process() {
+        let rss = status_bytes(std::process::id(), "VmRSS:").unwrap();
+        assert!(rss > 0);
+        assert!(status_bytes(std::process::id(), "VmHWM:").unwrap() >= rss);
+    }
+}
