@@ -91,8 +91,9 @@ const HEAD: [&str; 8] = [
 ];
 const EXPLAIN: &str = "One operation closes the previous batch and opens n connections (SASL + Hello); connect time \
      per connection is its median / n. Bus daemon RSS per connection: the daemon's VmRSS (all its processes) with the \
-     n held minus before they were opened, / n (read by the runner while they are held). Client VmRSS and VmHWM: the \
-     client process with them held. Heap: bytes allocated per connection where the adapter counts allocations.";
+     n held minus before the client started, / n, on a fresh daemon of that kind (read by the runner while they are \
+     held). Client VmRSS and VmHWM: the client process with them held. Heap: bytes allocated per connection where the \
+     adapter counts allocations (Rust's allocator only: a C library's own malloc, libdbus under dbus-rs, is not counted).";
 
 fn texts(row: &Row) -> [String; 8] {
     let mem = row.memory();

@@ -224,8 +224,8 @@ pub fn round(
             return Ok(Outcome::Failed { reason: why }); // interrupted: the cell is missing, not done
         }
     }
-    if let (true, Some(setup), Some(s)) = (first, ipc.as_ref(), session.as_deref()) {
-        if let Err(why) = add_connection_memory(ctx, &mut m, &cell.scenario, bin, setup, s) {
+    if let (true, Some(bus)) = (first && ipc.is_some(), cell.bus) {
+        if let Err(why) = add_connection_memory(ctx, &mut m, &cell.scenario, bin, &bus.id) {
             return Ok(Outcome::Failed { reason: why });
         }
     }
@@ -292,26 +292,30 @@ fn add_costs(ctx: &CellContext, m: &mut Measurement, cell: Counted) -> Result<()
     Ok(())
 }
 
-/// `connect/idle-connections/<n>` (first round): the bus daemon's and the
-/// client's memory with the n connections held. Missing memory is a note
+/// `connect/idle-connections/<n>` (first round): the memory of a fresh bus
+/// daemon of the cell's kind and of the client with the n connections held. Missing memory is a note
 /// (the timing stands); `Err` only when the run was interrupted.
 fn add_connection_memory(
     ctx: &CellContext,
     m: &mut Measurement,
     scenario: &str,
     bin: &Path,
-    setup: &IpcSetup,
-    session: &BusSession,
+    bus_id: &str,
 ) -> Result<(), String> {
     let Some(IpcOp::IdleConnections(n)) = harness::scenario::find(scenario).and_then(|s| s.ipc_op()) else {
+        return Ok(());
+    };
+    let Ok(kind) = bus_id.parse::<bus::BusKind>() else {
+        m.verification_notes.push(format!(
+            "connection memory not read: {bus_id} is not a daemon the runner starts"
+        ));
         return Ok(());
     };
     let held = held_memory::Held {
         bin,
         scenario,
         connections: n,
-        transport: &setup.transport,
-        bus_pids: &session.bus_pids(),
+        bus: kind,
         client_cpu: ctx.client_cpu,
         timeout: ctx.timeout,
     };

@@ -1,49 +1,77 @@
 //! `connect/idle-connections/<n>`: what the held connections cost in memory.
-//! The adapter's `repeat --iterations 1 --windows 1` opens nothing before the
-//! window (the harness lets go of the verified batch) and the n connections
-//! inside it, then waits: the runner reads the bus daemon's VmRSS at
-//! WINDOW-BEGIN (none held) and at WINDOW-END (n held), and the client's
-//! VmRSS and VmHWM with them held.
+//! The runner reads the bus daemon's VmRSS before the client starts, then
+//! runs the adapter's `repeat --iterations 1 --windows 1`: it verifies (opens
+//! and closes a batch), lets go of it before the window and opens the n
+//! connections inside it, then waits at WINDOW-END, where the runner reads
+//! the daemon's VmRSS again (n held) and the client's VmRSS and VmHWM.
+//! "Before" is read before the client's first connection because a daemon's
+//! heap does not shrink when connections close: read at WINDOW-BEGIN, after
+//! the verified batch, it already held their memory.
+//!
+//! On a fresh daemon of the cell's kind, started for this reading and
+//! stopped after it: the cell's own daemon has had batches of connections
+//! opened and closed while the cell was timed, and a daemon's heap does not
+//! shrink when they close (measured: 0 bytes per connection on all three
+//! daemons when read on the session's bus after timing).
 
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
+use bus::BusKind;
 use harness::contract::{Command, Repeat, GO, WINDOW_BEGIN, WINDOW_END};
 use harness::ipc::Transport;
 use harness::results::ConnectionMemory;
 
 use crate::adapter::Running;
 
-/// Where the client connects and which processes are the bus.
+/// The client, and the kind of daemon it connects to.
 pub struct Held<'a> {
     pub bin: &'a Path,
     pub scenario: &'a str,
     pub connections: usize,
-    pub transport: &'a Transport,
-    pub bus_pids: &'a [u32],
+    pub bus: BusKind,
     pub client_cpu: Option<usize>,
     pub timeout: Duration,
 }
 
 /// One holding window; `Err` is why the memory is missing (a note of the cell).
 pub fn measure(h: &Held, interrupted: &AtomicBool) -> Result<ConnectionMemory, String> {
-    if h.bus_pids.is_empty() {
-        return Err("no bus daemon to read (peer to peer or a bus not started by the runner)".into());
-    }
+    let daemon = bus::start(h.bus, &bus::BusOptions::default())
+        .map_err(|e| format!("starting a fresh {} to read: {e}", h.bus.id()))?;
+    let transport = Transport::Bus {
+        address: daemon.address().to_string(),
+        socket: daemon.socket_path().to_path_buf(),
+        service_name: String::new(),
+    };
+    let read = hold_and_read(h, &transport, &daemon.pids(), interrupted);
+    let stopped = daemon
+        .stop()
+        .map_err(|e| format!("stopping the fresh {}: {e}", h.bus.id()));
+    let mem = read?;
+    stopped?;
+    Ok(mem)
+}
+
+fn hold_and_read(
+    h: &Held,
+    transport: &Transport,
+    bus_pids: &[u32],
+    interrupted: &AtomicBool,
+) -> Result<ConnectionMemory, String> {
     let repeat = Command::Repeat(Repeat {
         scenario: h.scenario.to_string(),
         iterations: 1,
         windows: 1,
-        transport: Some(h.transport.clone()),
+        transport: Some(transport.clone()),
         ack_fifo: None,
     });
+    let before = bus_rss(bus_pids)?;
     let mut client = Running::start(h.bin, &repeat, h.client_cpu, "the holding client".into(), true)?;
     client.expect(WINDOW_BEGIN, h.timeout, interrupted)?;
-    let before = bus_rss(h.bus_pids)?;
     client.send(GO)?;
     client.expect(WINDOW_END, h.timeout, interrupted)?;
-    let held = bus_rss(h.bus_pids)?;
+    let held = bus_rss(bus_pids)?;
     let client_rss = status_bytes(client.pid(), "VmRSS:")?;
     let client_hwm = status_bytes(client.pid(), "VmHWM:")?;
     client.send(GO)?;
