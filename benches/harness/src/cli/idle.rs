@@ -12,15 +12,15 @@ use crate::digest::Digest;
 use crate::ipc::{Ipc, Transport};
 
 type Held = Rc<RefCell<Vec<Box<dyn Any>>>>;
+/// One operation: its digest, or why it failed.
+type Hold<'a> = Box<dyn FnMut() -> Result<u64> + 'a>;
+/// Closes what the operation holds.
+type LetGo<'a> = Box<dyn FnMut() + 'a>;
 
 /// The operation (close the previous batch, open `n`, digest their count)
 /// and what lets go of the batch it holds (called before a `repeat` window,
 /// so the window starts with none open).
-pub(super) fn holder<'a, I: Ipc>(
-    ipc: &'a mut I,
-    transport: Transport,
-    n: usize,
-) -> (Box<dyn FnMut() -> Result<u64> + 'a>, Box<dyn FnMut() + 'a>) {
+pub(super) fn holder<'a, I: Ipc>(ipc: &'a mut I, transport: Transport, n: usize) -> (Hold<'a>, LetGo<'a>) {
     let held: Held = Rc::default();
     let batch = held.clone();
     let hold = move || {
