@@ -12,7 +12,7 @@ fn in_flight_cells_have_values_or_honest_reasons() {
         out.path(),
         &[
             "--adapters",
-            "zbus-6,dbus-0.9,libdbus-c-1.14,jeepney-0.8",
+            "zbus-6,dbus-0.9,libdbus-c-1.14,jeepney-0.8,dbus-python-1.3",
             "--scenarios",
             "call/in-flight/1,call/in-flight/1000",
             "--buses",
@@ -35,6 +35,7 @@ fn in_flight_cells_have_values_or_honest_reasons() {
             ("zbus-6", "p2p"),
             ("dbus-0.9", "dbus-broker"),
             ("libdbus-c-1.14", "dbus-broker"),
+            ("jeepney-0.8", "dbus-broker"),
         ] {
             let c = cell(adapter, s, bus);
             assert_eq!(c.status(), CellStatus::Ok, "{adapter} {s} {bus}: {:?}", c.outcome);
@@ -45,11 +46,11 @@ fn in_flight_cells_have_values_or_honest_reasons() {
             Outcome::Unsupported { reason } => assert!(!reason.contains("does not implement"), "{reason}"),
             other => panic!("dbus-0.9 {s} p2p: {other:?}"),
         }
-        match &cell("jeepney-0.8", s, "dbus-broker").outcome {
+        match &cell("dbus-python-1.3", s, "dbus-broker").outcome {
             Outcome::Unsupported { reason } => {
                 assert_eq!(reason, "this adapter does not implement call/in-flight yet")
             }
-            other => panic!("jeepney-0.8 {s}: {other:?}"),
+            other => panic!("dbus-python-1.3 {s}: {other:?}"),
         }
     }
 }
