@@ -116,6 +116,30 @@ impl RuleKind {
     }
 }
 
+/// Connections held by `connect/idle-connections/<n>` (10000: the `full` profile's).
+pub const IDLE_CONNECTION_COUNTS: [usize; 4] = [10, 100, 1000, 10000];
+/// Batch sizes of `call/in-flight/<n>`.
+pub const IN_FLIGHT_COUNTS: [usize; 4] = [1, 10, 100, 1000];
+
+/// The argument of the `i`-th `InOutInt` call of a `call/in-flight/<n>` batch:
+/// every call of a batch sends a different number, so a reply matched to the
+/// wrong call changes the digest.
+pub fn in_flight_arg(i: usize) -> i32 {
+    i as i32
+}
+
+/// Digest of a `call/in-flight/<n>` batch: the replies in the order the calls were sent.
+pub fn in_flight_digest(replies: impl IntoIterator<Item = i32>) -> u64 {
+    let mut d = Digest::new();
+    let mut n = 0;
+    for r in replies {
+        d.i32(r);
+        n += 1;
+    }
+    d.len(n);
+    d.finish()
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Method {
     Void,
@@ -227,6 +251,13 @@ pub enum IpcOp {
     PropertyGet,
     /// 100 reads of `Items` on one connection, through the same API; one op = 100 reads.
     PropertyGetX100,
+    /// `n` `InOutInt` calls on one connection, all sent before the first reply
+    /// is awaited (call `i` sends [`in_flight_arg`]`(i)`); one op = the batch.
+    InFlight(usize),
+    /// `n` connections (SASL, Hello) opened by [`Ipc::idle_connection`] and held
+    /// idle; one op = close the previous batch (if any), open `n`. The runner also
+    /// reads the bus daemon's memory with the `n` held (`repeat --windows 1`).
+    IdleConnections(usize),
     /// A whole new process: connect, read `Items`, print it, exit (`cold-start` command).
     PropertyColdStart,
     /// Emit `Ping` on one connection and receive it on a second one of the same process.
@@ -273,9 +304,36 @@ impl IpcOp {
                 }
             }
             IpcOp::EmitReceive => d.str(SIGNAL_TEXT),
+            IpcOp::InFlight(n) => return in_flight_digest((0..n).map(|i| in_flight_arg(i) + 1)),
+            IpcOp::IdleConnections(n) => d.len(n),
             IpcOp::Fanout(_) | IpcOp::NonmatchingRules(_) | IpcOp::ConnectHello | IpcOp::ConnectMarshalSend => {}
         }
         d.finish()
+    }
+
+    /// The ops an adapter implements only where it says so ([`Ipc::implements`]):
+    /// those added after the first adapters were written, rolled out adapter by adapter.
+    pub fn opt_in(self) -> bool {
+        matches!(self, IpcOp::InFlight(_) | IpcOp::IdleConnections(_))
+    }
+
+    /// The scenario id without its size (`call/in-flight`), for reasons.
+    pub fn family(self) -> &'static str {
+        match self {
+            IpcOp::Call(_) => "call",
+            IpcOp::EchoBytes(_) => "call/echo-bytes",
+            IpcOp::InFlight(_) => "call/in-flight",
+            IpcOp::PropertyGet => "property/get",
+            IpcOp::PropertyGetX100 => "property/get-x100",
+            IpcOp::PropertyColdStart => "property/cold-start",
+            IpcOp::EmitReceive => "signal/emit-receive",
+            IpcOp::Fanout(_) => "signal/fanout",
+            IpcOp::NonmatchingRules(_) => "signal/nonmatching-rules",
+            IpcOp::ConnectHello => "connect/hello",
+            IpcOp::ConnectMarshalSend => "connect/marshal-send",
+            IpcOp::IdleConnections(_) => "connect/idle-connections",
+            IpcOp::RawSocket(_) => "baseline/raw-socket",
+        }
     }
 
     /// Whether the op needs a subscriber process (and an acknowledgement per emit).
@@ -296,6 +354,12 @@ pub fn digest_items(d: &mut Digest) {
         d.str(b);
     }
     d.len(items.len());
+}
+
+/// Why an adapter without code for `op` cannot run it: the adapter's gap,
+/// never the library's (the library may well do it).
+pub fn not_implemented(op: IpcOp) -> String {
+    format!("this adapter does not implement {} yet", op.family())
 }
 
 /// Where the service is.
@@ -356,6 +420,10 @@ pub fn needs_bus(op: IpcOp) -> Option<&'static str> {
             "match rules are installed on a bus (AddMatch); peer to peer there is no bus to \
              hold them",
         ),
+        IpcOp::IdleConnections(_) => Some(
+            "idle connections are what each costs the bus daemon (Hello, memory); peer to peer \
+             there is no daemon, only the server at the other end",
+        ),
         _ => None,
     }
 }
@@ -368,6 +436,13 @@ pub trait Ipc {
     /// that needs a bus is answered peer to peer by the harness ([`needs_bus`]).
     fn unsupported_ipc(&self, _op: IpcOp, _p2p: bool) -> Option<String> {
         None
+    }
+
+    /// Whether this adapter has code for `op`. Ops that are [`IpcOp::opt_in`]
+    /// are off until the adapter says so; the harness then answers
+    /// [`not_implemented`] for it (after the library's own reasons).
+    fn implements(&self, op: IpcOp) -> bool {
+        !op.opt_in()
     }
 
     /// Serve the benchmark service on `transport` (own the service name on a
@@ -392,6 +467,13 @@ pub trait Ipc {
         transport: &Transport,
         op: IpcOp,
     ) -> anyhow::Result<Box<dyn FnMut() -> anyhow::Result<u64> + 'a>>;
+
+    /// `connect/idle-connections/<n>`: one new connection (SASL, and Hello on a
+    /// bus), returned to be held idle; dropping it closes it. The harness opens
+    /// and holds `n` of them ([`IpcOp::IdleConnections`]).
+    fn idle_connection(&mut self, _transport: &Transport) -> anyhow::Result<Box<dyn std::any::Any>> {
+        Err(anyhow::anyhow!(not_implemented(IpcOp::IdleConnections(0))))
+    }
 
     /// `property/cold-start`: connect, read `Items`, return it (printed by the harness).
     fn cold_start(&mut self, transport: &Transport) -> anyhow::Result<Vec<(String, String)>>;

@@ -117,6 +117,7 @@ impl BenchResult {
             costs: None,
             cut: raw.cut,
             placement: None,
+            connection_memory: None,
         })
     }
 }

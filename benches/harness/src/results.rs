@@ -129,6 +129,27 @@ pub struct Measurement {
     /// role (`client=0,server=0,bus=0`), as the runner placed them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub placement: Option<String>,
+    /// `connect/idle-connections/<n>`: memory with the n connections held
+    /// (read by the runner, [`ConnectionMemory`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connection_memory: Option<ConnectionMemory>,
+}
+
+/// What held connections cost in memory, read by the runner from
+/// `/proc/PID/status` at both ends of one `repeat --windows 1` window: none
+/// of the client's connections open at its start, all `connections` at its end.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct ConnectionMemory {
+    pub connections: u64,
+    /// VmRSS of the bus daemon (every process of it), in bytes, before and with the connections held.
+    pub bus_rss_before_bytes: u64,
+    pub bus_rss_held_bytes: u64,
+    /// (held - before) / connections: what one connection costs the daemon
+    /// (negative when the daemon gave memory back meanwhile).
+    pub bus_bytes_per_connection: f64,
+    /// The client process with the connections held: VmRSS and its peak, VmHWM.
+    pub client_rss_bytes: u64,
+    pub client_hwm_bytes: u64,
 }
 
 /// Machine-independent costs of one IPC operation: counts from the kernel

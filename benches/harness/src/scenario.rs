@@ -145,6 +145,13 @@ fn ipc_scenarios(out: &mut Vec<Scenario>) {
             format!("EchoBytes of {n} bytes (ay)"),
         );
     }
+    for n in ipc::IN_FLIGHT_COUNTS {
+        add(
+            format!("call/in-flight/{n}"),
+            IpcOp::InFlight(n),
+            format!("{n} InOutInt calls on one connection, all sent before the first reply is awaited"),
+        );
+    }
     add(
         "property/get".into(),
         IpcOp::PropertyGet,
@@ -184,6 +191,13 @@ fn ipc_scenarios(out: &mut Vec<Scenario>) {
         IpcOp::ConnectHello,
         "connect: SASL + Hello, disconnect".into(),
     );
+    for n in ipc::IDLE_CONNECTION_COUNTS {
+        add(
+            format!("connect/idle-connections/{n}"),
+            IpcOp::IdleConnections(n),
+            format!("open {n} connections (SASL + Hello) and hold them idle"),
+        );
+    }
     add(
         "connect/marshal-send".into(),
         IpcOp::ConnectMarshalSend,

@@ -38,6 +38,8 @@ def _ping(emitter):
 
 
 class Jeepney:
+    # contract.py: the opt-in ops (canon.OPT_IN_FAMILIES) this adapter implements.
+    IMPLEMENTS = ("in-flight",)
     id = "jeepney-0.8"
     library = "jeepney"
     version = jeepney.__version__
@@ -194,6 +196,30 @@ class Jeepney:
                     d.len(len(body[0]))
                 return d.finish()
             return call
+        if kind == "in-flight":
+            def in_flight():
+                # Every call sent with a serial from the connection's own counter (what
+                # send_and_get_reply does), then replies received and matched by reply serial.
+                index_of = {}
+                for i in range(arg):
+                    serial = next(conn.outgoing_serial)
+                    index_of[serial] = i
+                    conn.send(new_method_call(addr, "InOutInt", "i", (i,)), serial=serial)
+                replies = [None] * arg
+                left = arg
+                while left:
+                    msg = conn.receive()
+                    i = index_of.pop(msg.header.fields.get(HeaderFields.reply_serial), None)
+                    if i is None:
+                        continue  # the bus's own signals (NameAcquired)
+                    replies[i] = _check_reply(msg, "InOutInt")[0]
+                    left -= 1
+                d = canon.Digest()
+                for r in replies:
+                    d.i32(r)
+                d.len(arg)
+                return d.finish()
+            return in_flight
         if kind == "echo-bytes":
             payload = canon.echo_payload(arg)
 

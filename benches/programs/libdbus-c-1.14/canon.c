@@ -103,6 +103,8 @@ const method_t METHODS[N_METHODS] = {
 static const long ECHO[] = {1, 64, 1024, 4096, 32768, 131072, 1048576};
 static const long FANOUT[] = {1, 10, 100};
 static const long RULES[] = {10, 100, 1000, 10000};
+static const long IN_FLIGHT[] = {1, 10, 100, 1000};
+static const long IDLE[] = {10, 100, 1000, 10000};
 
 static void add(scenario_t *out, int *n, const char *id, char kind, const char *payload, op_kind k, int m, long v) {
     scenario_t *s = &out[(*n)++];
@@ -130,6 +132,10 @@ int scenarios(scenario_t *out) {
         snprintf(id, sizeof id, "call/echo-bytes/%ld", ECHO[i]);
         add(out, &n, id, 'i', NULL, OP_ECHO, 0, ECHO[i]);
     }
+    for (int i = 0; i < 4; i++) {
+        snprintf(id, sizeof id, "call/in-flight/%ld", IN_FLIGHT[i]);
+        add(out, &n, id, 'i', NULL, OP_IN_FLIGHT, 0, IN_FLIGHT[i]);
+    }
     add(out, &n, "property/get", 'i', NULL, OP_PROP_GET, 0, 0);
     add(out, &n, "property/get-x100", 'i', NULL, OP_PROP_X100, 0, 0);
     add(out, &n, "property/cold-start", 'i', NULL, OP_COLD_START, 0, 0);
@@ -143,6 +149,10 @@ int scenarios(scenario_t *out) {
         add(out, &n, id, 'i', NULL, OP_NONMATCHING, 0, RULES[i]);
     }
     add(out, &n, "connect/hello", 'i', NULL, OP_HELLO, 0, 0);
+    for (int i = 0; i < 4; i++) {
+        snprintf(id, sizeof id, "connect/idle-connections/%ld", IDLE[i]);
+        add(out, &n, id, 'i', NULL, OP_IDLE, 0, IDLE[i]);
+    }
     add(out, &n, "connect/marshal-send", 'i', NULL, OP_MARSHAL_SEND, 0, 0);
     for (int i = 0; i < 7; i++) {
         snprintf(id, sizeof id, "baseline/raw-socket/%ld", ECHO[i]);
@@ -225,6 +235,11 @@ uint64_t expected_digest(op_t op, const char *service_name) {
         for (int i = 0; i < 100; i++) digest_items(&d);
         break;
     case OP_EMIT_RECEIVE: d_str(&d, SIGNAL_TEXT); break;
+    case OP_IDLE: d_len(&d, (uint64_t)op.n); break;
+    case OP_IN_FLIGHT: /* ipc.rs `in_flight_digest`: call i sends i, gets i + 1; then the count */
+        for (long i = 0; i < op.n; i++) d_i32(&d, (int32_t)(i + 1));
+        d_len(&d, (uint64_t)op.n);
+        break;
     default: break;
     }
     return d.h;
@@ -241,6 +256,9 @@ const char *needs_bus(op_t op) {
                "other connections";
     case OP_NONMATCHING:
         return "match rules are installed on a bus (AddMatch); peer to peer there is no bus to hold them";
+    case OP_IDLE:
+        return "idle connections are what each costs the bus daemon (Hello, memory); peer to peer there is no "
+               "daemon, only the server at the other end";
     default: return NULL;
     }
 }

@@ -371,6 +371,39 @@ static void send_ping(client_t *c) {
     dbus_message_unref(m);
 }
 
+/* call/in-flight/<n>: every InOutInt call queued with dbus_connection_send_with_reply
+ * (call i sends i), then each pending reply blocked on in the order sent. */
+static int in_flight(client_t *c, digest_t *d, char *err, size_t errlen) {
+    long n = c->op.n;
+    DBusPendingCall **pending = calloc((size_t)n, sizeof *pending);
+    int failed = 0;
+    for (long i = 0; i < n && !failed; i++) {
+        DBusMessage *m = call(c, BENCH_INTERFACE, "InOutInt", err, errlen);
+        dbus_int32_t arg = (dbus_int32_t)i;
+        dbus_message_append_args(m, DBUS_TYPE_INT32, &arg, DBUS_TYPE_INVALID);
+        if (!dbus_connection_send_with_reply(c->conn, m, &pending[i], DBUS_TIMEOUT_USE_DEFAULT) || !pending[i])
+            failed = snprintf(err, errlen, "sending call %ld of %ld failed (connection closed?)", i, n);
+        dbus_message_unref(m);
+    }
+    for (long i = 0; i < n && pending[i]; i++) {
+        if (!failed) {
+            dbus_pending_call_block(pending[i]);
+            DBusMessage *r = dbus_pending_call_steal_reply(pending[i]);
+            dbus_int32_t got = 0;
+            if (!r || !dbus_message_get_args(r, NULL, DBUS_TYPE_INT32, &got, DBUS_TYPE_INVALID))
+                failed = snprintf(err, errlen, "call %ld of %ld: no InOutInt reply", i, n);
+            else
+                d_i32(d, got);
+            if (r) dbus_message_unref(r);
+        }
+        dbus_pending_call_unref(pending[i]);
+    }
+    free(pending);
+    if (failed) return -1;
+    d_len(d, (uint64_t)n);
+    return 0;
+}
+
 int client_op(client_t *c, uint64_t *digest, char *err, size_t errlen) {
     digest_t d;
     d_init(&d);
@@ -449,6 +482,9 @@ int client_op(client_t *c, uint64_t *digest, char *err, size_t errlen) {
         return wait_ping(c->recv, digest, err, errlen);
     case OP_FANOUT:
     case OP_NONMATCHING: send_ping(c); break;
+    case OP_IN_FLIGHT:
+        if (in_flight(c, &d, err, errlen)) return -1;
+        break;
     default: return snprintf(err, errlen, "no client for this operation"), -1;
     }
     *digest = d.h;

@@ -77,6 +77,7 @@ static int transport(transport_t *t, int needed) {
 static const char *ipc_unsupported(op_t op, int p2p) {
     if (op.kind == OP_RAW_SOCKET) return RAW_SOCKET;
     if (p2p) return needs_bus(op) ? needs_bus(op) : NO_P2P;
+    if (op.kind == OP_IDLE) return "this adapter does not implement connect/idle-connections yet";
     return NULL;
 }
 

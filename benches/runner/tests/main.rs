@@ -19,6 +19,8 @@ mod floor_notes;
 mod fuzz_input;
 mod history;
 mod html_report;
+mod idle_connections;
+mod in_flight;
 mod instructions;
 mod interop;
 mod ipc_costs;

@@ -94,6 +94,38 @@ fn process_until(conn: &Connection, counter: &AtomicUsize, target: usize) -> Res
     Ok(())
 }
 
+/// `call/in-flight/<n>`: every `InOutInt` queued with `Channel::send` (libdbus
+/// writes it without waiting), then replies popped from the channel and matched
+/// to their calls by reply serial (the bus's own signals, such as NameAcquired, are skipped).
+fn in_flight(conn: &Connection, destination: &str, n: usize) -> Result<u64> {
+    let channel = conn.channel();
+    let mut index_of = std::collections::HashMap::with_capacity(n);
+    for i in 0..n {
+        let msg = Message::new_method_call(destination, h::OBJECT_PATH, h::INTERFACE, "InOutInt")
+            .map_err(|e| anyhow!("building call {i}: {e}"))?
+            .append1(h::in_flight_arg(i));
+        let serial = channel
+            .send(msg)
+            .map_err(|()| anyhow!("sending call {i} of {n}: connection closed"))?;
+        index_of.insert(serial, i);
+    }
+    channel.flush();
+    let mut replies = vec![None; n];
+    let mut left = n;
+    while left > 0 {
+        let mut msg = channel
+            .blocking_pop_message(TIMEOUT)?
+            .with_context(|| format!("{left} of {n} replies missing after {TIMEOUT:?}"))?;
+        let Some(&i) = msg.get_reply_serial().and_then(|s| index_of.get(&s)) else {
+            continue;
+        };
+        ensure!(replies[i].is_none(), "two replies to call {i}");
+        replies[i] = Some(msg.as_result()?.read1::<i32>()?);
+        left -= 1;
+    }
+    Ok(h::in_flight_digest(replies.into_iter().flatten()))
+}
+
 type Op<'a> = Box<dyn FnMut() -> Result<u64> + 'a>;
 
 impl h::Ipc for DbusIpc {
@@ -139,6 +171,15 @@ impl h::Ipc for DbusIpc {
             // The callback counts only Pings whose text is the expected one.
             Ok(service::ping_digest(h::SIGNAL_TEXT))
         }))
+    }
+
+    fn implements(&self, op: IpcOp) -> bool {
+        !op.opt_in() || matches!(op, IpcOp::InFlight(_) | IpcOp::IdleConnections(_))
+    }
+
+    /// `Channel::open_private` + `register` (Hello); dropping it closes the private connection.
+    fn idle_connection(&mut self, transport: &Transport) -> Result<Box<dyn std::any::Any>> {
+        Ok(Box::new(connect(transport)?))
     }
 
     fn client<'a>(&'a mut self, transport: &Transport, op: IpcOp) -> Result<Op<'a>> {
@@ -211,7 +252,14 @@ impl h::Ipc for DbusIpc {
                     Ok(Digest::new().finish())
                 })
             }
-            IpcOp::PropertyColdStart | IpcOp::RawSocket(_) => bail!("{op:?} is not a client operation"),
+            IpcOp::InFlight(n) => {
+                let conn = connect(&t)?;
+                let destination = t.service_name().to_owned();
+                Box::new(move || in_flight(&conn, &destination, n))
+            }
+            IpcOp::PropertyColdStart | IpcOp::RawSocket(_) | IpcOp::IdleConnections(_) => {
+                bail!("{op:?} is not a client operation")
+            }
         })
     }
 

@@ -414,7 +414,12 @@ impl h::Ipc for DbusAsyncIpc {
         }
         match op {
             IpcOp::EchoBytes(n) if n >= QUADRATIC_READS_FROM => Some(NO_LARGE_MESSAGES.into()),
-            IpcOp::Call(_) | IpcOp::EchoBytes(_) | IpcOp::PropertyGet | IpcOp::PropertyGetX100 | IpcOp::PropertyColdStart => {
+            IpcOp::Call(_)
+            | IpcOp::EchoBytes(_)
+            | IpcOp::InFlight(_)
+            | IpcOp::PropertyGet
+            | IpcOp::PropertyGetX100
+            | IpcOp::PropertyColdStart => {
                 Some(format!("{READER_STOPS} GDBus writes one on every call without arguments (gdbus call, Introspect from \
                      GLib clients): the server stops answering anyone, so dbus-async cannot serve the benchmark service"))
             }
@@ -422,7 +427,7 @@ impl h::Ipc for DbusAsyncIpc {
                 "{READER_STOPS} dbus-broker writes one in its empty replies (AddMatch): a subscriber never \
                  sees its AddMatch answered on dbus-broker (measured: subscribers not ready after 120 s)"
             )),
-            IpcOp::ConnectHello | IpcOp::ConnectMarshalSend | IpcOp::RawSocket(_) => None,
+            IpcOp::ConnectHello | IpcOp::ConnectMarshalSend | IpcOp::IdleConnections(_) | IpcOp::RawSocket(_) => None,
         }
     }
 
@@ -542,7 +547,10 @@ impl h::Ipc for DbusAsyncIpc {
                     Ok(Digest::new().finish())
                 })
             }
-            IpcOp::PropertyColdStart | IpcOp::RawSocket(_) => bail!("{op:?} is not a client operation"),
+            IpcOp::InFlight(_) => bail!(harness::ipc::not_implemented(op)),
+            IpcOp::PropertyColdStart | IpcOp::RawSocket(_) | IpcOp::IdleConnections(_) => {
+                bail!("{op:?} is not a client operation")
+            }
         })
     }
 

@@ -386,7 +386,12 @@ impl h::Ipc for BytestreamIpc {
                     Ok(Digest::new().finish())
                 })
             }
-            IpcOp::PropertyGet | IpcOp::PropertyGetX100 | IpcOp::PropertyColdStart | IpcOp::RawSocket(_) => {
+            IpcOp::InFlight(_) => bail!(harness::ipc::not_implemented(op)),
+            IpcOp::PropertyGet
+            | IpcOp::PropertyGetX100
+            | IpcOp::PropertyColdStart
+            | IpcOp::RawSocket(_)
+            | IpcOp::IdleConnections(_) => {
                 bail!("{op:?} is not a client operation of this adapter")
             }
         })

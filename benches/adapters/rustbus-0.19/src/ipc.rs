@@ -68,7 +68,11 @@ fn send(conn: &mut RpcConn, msg: &mut MarshalledMessage) -> Result<u32> {
 /// Sends a call and waits for its reply; an error reply is an error.
 fn call_msg(conn: &mut RpcConn, msg: &mut MarshalledMessage) -> Result<MarshalledMessage> {
     let serial = send(conn, msg)?;
-    let reply = conn.wait_response(serial, Timeout::Infinite)?;
+    no_error(conn.wait_response(serial, Timeout::Infinite)?)
+}
+
+/// The reply, or an error naming the error reply it is.
+fn no_error(reply: MarshalledMessage) -> Result<MarshalledMessage> {
     if reply.typ == MessageType::Error || reply.dynheader.error_name.is_some() {
         let text: String = reply.body.parser().get().unwrap_or_default();
         bail!(
@@ -132,6 +136,23 @@ impl Client {
         }
         d.len(items.len());
         Ok(())
+    }
+
+    /// `call/in-flight/<n>`: every `InOutInt` written first, then each reply
+    /// taken by its serial (`RpcConn` keeps replies that arrive for other serials).
+    fn in_flight(&mut self, n: usize) -> Result<u64> {
+        let mut serials = Vec::with_capacity(n);
+        for i in 0..n {
+            let mut msg = self.message(h::INTERFACE, "InOutInt");
+            msg.body.push_param(h::in_flight_arg(i))?;
+            serials.push(send(&mut self.conn, &mut msg)?);
+        }
+        let mut replies = Vec::with_capacity(n);
+        for serial in serials {
+            let reply = no_error(self.conn.wait_response(serial, Timeout::Infinite)?)?;
+            replies.push(reply.body.parser().get::<i32>()?);
+        }
+        Ok(h::in_flight_digest(replies))
     }
 
     fn items(&mut self) -> Result<Vec<(String, String)>> {
@@ -391,6 +412,15 @@ impl h::Ipc for RustbusIpc {
         Ok(Box::new(move || receive_ping(&mut conn)))
     }
 
+    fn implements(&self, op: IpcOp) -> bool {
+        !op.opt_in() || matches!(op, IpcOp::InFlight(_) | IpcOp::IdleConnections(_))
+    }
+
+    /// `RpcConn::connect_to_path` (SASL, Hello); dropping it closes the socket.
+    fn idle_connection(&mut self, transport: &Transport) -> Result<Box<dyn std::any::Any>> {
+        Ok(Box::new(connect(transport)?))
+    }
+
     fn client<'a>(&'a mut self, transport: &Transport, op: IpcOp) -> Result<Op<'a>> {
         let t = transport.clone();
         Ok(match op {
@@ -449,7 +479,13 @@ impl h::Ipc for RustbusIpc {
                     Ok(Digest::new().finish())
                 })
             }
-            IpcOp::PropertyColdStart | IpcOp::RawSocket(_) => bail!("{op:?} is not a client operation"),
+            IpcOp::InFlight(n) => {
+                let mut client = Client::new(&t)?;
+                Box::new(move || client.in_flight(n))
+            }
+            IpcOp::PropertyColdStart | IpcOp::RawSocket(_) | IpcOp::IdleConnections(_) => {
+                bail!("{op:?} is not a client operation")
+            }
         })
     }
 

@@ -333,7 +333,10 @@ impl h::Ipc for ZbusIpc {
                     Ok(Digest::new().finish())
                 })
             }
-            IpcOp::PropertyColdStart | IpcOp::RawSocket(_) => bail!("{op:?} is not a client operation"),
+            IpcOp::InFlight(_) => bail!(harness::ipc::not_implemented(op)),
+            IpcOp::PropertyColdStart | IpcOp::RawSocket(_) | IpcOp::IdleConnections(_) => {
+                bail!("{op:?} is not a client operation")
+            }
         })
     }
 

@@ -151,6 +151,18 @@ fn connect_proxy(t: &Transport) -> zbus::Result<BenchProxyBlocking<'static>> {
     }
 }
 
+/// The async proxy on a new connection (`call/in-flight`: calls joined, not one after another).
+fn connect_async_proxy(t: &Transport) -> zbus::Result<BenchProxy<'static>> {
+    let conn = zbus::Connection::from(connect(t)?);
+    zbus::block_on(async {
+        let builder = BenchProxy::builder(&conn);
+        match t {
+            Transport::Bus { service_name, .. } => builder.destination(service_name.clone())?.build().await,
+            Transport::P2p { .. } => builder.build().await,
+        }
+    })
+}
+
 fn digest_object_ref(d: &mut Digest, r: &ObjectRef) {
     d.str(&r.name);
     d.str(r.path.as_str());
@@ -270,6 +282,10 @@ impl h::Ipc for ZbusIpc {
         }))
     }
 
+    fn implements(&self, op: IpcOp) -> bool {
+        !op.opt_in() || matches!(op, IpcOp::InFlight(_))
+    }
+
     fn client<'a>(&'a mut self, transport: &Transport, op: IpcOp) -> Result<Op<'a>> {
         let t = transport.clone();
         Ok(match op {
@@ -334,7 +350,20 @@ impl h::Ipc for ZbusIpc {
                     Ok(Digest::new().finish())
                 })
             }
-            IpcOp::PropertyColdStart | IpcOp::RawSocket(_) => bail!("{op:?} is not a client operation"),
+            IpcOp::InFlight(n) => {
+                let proxy = connect_async_proxy(&t)?;
+                Box::new(move || {
+                    // The blocking proxy waits for each reply; the async one, joined, sends
+                    // every call on its first poll before any reply is awaited.
+                    let calls = (0..n).map(|i| proxy.in_out_int(h::in_flight_arg(i)));
+                    Ok(h::in_flight_digest(zbus::block_on(
+                        futures_util::future::try_join_all(calls),
+                    )?))
+                })
+            }
+            IpcOp::PropertyColdStart | IpcOp::RawSocket(_) | IpcOp::IdleConnections(_) => {
+                bail!("{op:?} is not a client operation")
+            }
         })
     }
 

@@ -148,6 +148,17 @@ async fn proxy(conn: &Connection, t: &Transport) -> zbus::Result<BenchProxy<'sta
     }
 }
 
+/// A held `connect/idle-connections` connection, closed (`Connection::close`) when dropped.
+struct IdleConnection(Option<Connection>);
+
+impl Drop for IdleConnection {
+    fn drop(&mut self) {
+        if let Some(c) = self.0.take() {
+            let _ = block_on(c.close());
+        }
+    }
+}
+
 /// A connection and a proxy on it (the proxy holds the connection).
 async fn connect_proxy(t: &Transport) -> zbus::Result<BenchProxy<'static>> {
     proxy(&connect(t).await?, t).await
@@ -279,6 +290,14 @@ impl h::Ipc for ZbusIpc {
         }))
     }
 
+    fn implements(&self, op: IpcOp) -> bool {
+        !op.opt_in() || matches!(op, IpcOp::InFlight(_) | IpcOp::IdleConnections(_))
+    }
+
+    fn idle_connection(&mut self, transport: &Transport) -> Result<Box<dyn std::any::Any>> {
+        Ok(Box::new(IdleConnection(Some(block_on(connect(transport))?))))
+    }
+
     fn client<'a>(&'a mut self, transport: &Transport, op: IpcOp) -> Result<Op<'a>> {
         let t = transport.clone();
         Ok(match op {
@@ -356,7 +375,20 @@ impl h::Ipc for ZbusIpc {
                     Ok(Digest::new().finish())
                 })
             }
-            IpcOp::PropertyColdStart | IpcOp::RawSocket(_) => bail!("{op:?} is not a client operation"),
+            IpcOp::InFlight(n) => {
+                let proxy = block_on(connect_proxy(&t))?;
+                Box::new(move || {
+                    // try_join_all polls every call once before any reply is awaited:
+                    // the first poll of a proxy call sends it (zbus's own concurrent-calls benchmark).
+                    let calls = (0..n).map(|i| proxy.in_out_int(h::in_flight_arg(i)));
+                    Ok(h::in_flight_digest(block_on(futures_util::future::try_join_all(
+                        calls,
+                    ))?))
+                })
+            }
+            IpcOp::PropertyColdStart | IpcOp::RawSocket(_) | IpcOp::IdleConnections(_) => {
+                bail!("{op:?} is not a client operation")
+            }
         })
     }
 

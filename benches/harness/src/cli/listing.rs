@@ -50,7 +50,8 @@ fn ipc_unsupported(info: &AdapterInfo, ipc: &impl Ipc, op: IpcOp, p2p: bool) -> 
         _ => match (p2p, ipc::needs_bus(op)) {
             (true, Some(reason)) if ipc.unsupported_ipc(op, false).is_none() => Some(reason.into()),
             _ => ipc.unsupported_ipc(op, p2p),
-        },
+        }
+        .or_else(|| (!ipc.implements(op)).then(|| ipc::not_implemented(op))),
     }
 }
 

@@ -11,6 +11,7 @@
 
 mod criterion_output;
 mod floor;
+mod idle;
 mod listing;
 mod prepare;
 mod service;

@@ -14,7 +14,7 @@ use crate::ipc::{Ipc, IpcOp, Transport};
 use crate::scenario::{Kind, Scenario};
 use crate::{verify, wire};
 
-use super::floor;
+use super::{floor, idle};
 
 /// A verified operation, ready to be timed or repeated.
 pub(super) struct Prepared<'a> {
@@ -24,6 +24,9 @@ pub(super) struct Prepared<'a> {
     pub notes: Vec<String>,
     /// How long the verified first operation took (the call alone, not its check).
     pub first: Duration,
+    /// Lets go of what the operation holds (`connect/idle-connections`: the
+    /// connections), so a `repeat` window starts with nothing held.
+    pub release: Option<Box<dyn FnMut() + 'a>>,
 }
 
 /// The verified operation of `scenario`: a codec call, or an IPC client
@@ -65,6 +68,7 @@ fn prepare_marshal<'a, C: Codec>(codec: &'a mut C, scenario: &Scenario) -> Resul
         throughput_bytes,
         notes: verdict.notes,
         first,
+        release: None,
     })
 }
 
@@ -90,6 +94,7 @@ fn prepare_demarshal<'a, C: Codec>(codec: &'a mut C, scenario: &Scenario) -> Res
         }),
         notes: Vec::new(),
         first,
+        release: None,
     })
 }
 
@@ -105,8 +110,15 @@ fn prepare_ipc<'a, I: Ipc>(
         IpcOp::EchoBytes(n) | IpcOp::RawSocket(n) => n as u64,
         _ => 0,
     };
+    let mut release = None;
     let mut client: Box<dyn FnMut() -> Result<u64> + 'a> = match op {
         IpcOp::RawSocket(n) => Box::new(floor::raw_socket_ping_pong(n)?),
+        IpcOp::IdleConnections(n) => {
+            let t = transport.context("IPC scenarios need a transport")?;
+            let (hold, let_go) = idle::holder(ipc, t.clone(), n);
+            release = Some(let_go);
+            hold
+        }
         IpcOp::PropertyColdStart => bail!("property/cold-start is timed by the runner (whole processes)"),
         _ => {
             let t = transport.context("IPC scenarios need a transport")?;
@@ -143,6 +155,7 @@ fn prepare_ipc<'a, I: Ipc>(
         throughput_bytes,
         notes: Vec::new(),
         first,
+        release,
     })
 }
 

@@ -54,10 +54,22 @@ pub(super) fn bench<C: Codec, I: Ipc>(
 /// region (once, or once per window).
 pub(super) fn repeat<C: Codec, I: Ipc>(codec: &mut C, ipc: &mut I, scenario: &Scenario, r: &Repeat) -> Result<()> {
     let mut prepared = prepare(codec, ipc, scenario, r.transport.as_ref(), r.ack_fifo.as_deref())?;
-    repeat_windows(&mut prepared.op, r.iterations, r.windows)
+    repeat_windows(
+        &mut prepared.op,
+        prepared.release.as_deref_mut(),
+        r.iterations,
+        r.windows,
+    )
 }
 
-fn repeat_windows(op: &mut dyn FnMut(), iterations: u64, windows: u32) -> Result<()> {
+/// `release` runs before each window: a window starts with nothing held
+/// (the runner reads memory at both ends of it).
+fn repeat_windows(
+    op: &mut dyn FnMut(),
+    mut release: Option<&mut (dyn FnMut() + '_)>,
+    iterations: u64,
+    windows: u32,
+) -> Result<()> {
     let mut region = || {
         dbus_matrix_measured_region(&mut || {
             for _ in 0..iterations {
@@ -69,6 +81,9 @@ fn repeat_windows(op: &mut dyn FnMut(), iterations: u64, windows: u32) -> Result
         region();
     }
     for _ in 0..windows {
+        if let Some(release) = release.as_deref_mut() {
+            release();
+        }
         announce_and_wait(WINDOW_BEGIN)?;
         region();
         announce_and_wait(WINDOW_END)?;
@@ -121,6 +136,7 @@ fn measure(
             costs: None,
             cut: Some(cut),
             placement: None,
+            connection_memory: None,
         });
     }
     // One operation decides: criterion needs at least sample_size x 5.5
@@ -156,6 +172,7 @@ fn measure(
         costs: None,
         cut: None,
         placement: None,
+        connection_memory: None,
     })
 }
 

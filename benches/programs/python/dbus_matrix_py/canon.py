@@ -140,6 +140,11 @@ NONMATCHING_RULE_COUNTS = [10, 100, 1000, 10000]
 PARALLEL_CLIENTS = [1, 2, 4, 8]
 MATCH_RULE_KINDS = ["sender", "wildcard"]
 MATCH_RULE_COUNTS = [1 << i for i in range(18)]
+IN_FLIGHT_COUNTS = [1, 10, 100, 1000]
+IDLE_CONNECTION_COUNTS = [10, 100, 1000, 10000]
+# ipc.rs `IpcOp::opt_in`: ops an adapter runs only where it says so (its
+# `implements`); elsewhere "this adapter does not implement <family> yet".
+OPT_IN_FAMILIES = {"in-flight": "call/in-flight", "idle-connections": "connect/idle-connections"}
 
 # (slug, member, in signature, out signature), in Method::ALL order.
 METHODS = [
@@ -212,6 +217,13 @@ def expected_digest(op, service_name):
             digest_items(d, items())
     elif kind == "emit-receive":
         d.str(SIGNAL_TEXT)
+    elif kind == "idle-connections":
+        d.len(arg)
+    elif kind == "in-flight":
+        # ipc.rs `in_flight_digest`: call i sends i, gets i + 1; then the count.
+        for i in range(arg):
+            d.i32(i + 1)
+        d.len(arg)
     return d.finish()
 
 
@@ -227,6 +239,8 @@ def scenarios():
         out.append(("call/" + slug, ("ipc", ("call", member))))
     for n in ECHO_SIZES:
         out.append(("call/echo-bytes/%d" % n, ("ipc", ("echo-bytes", n))))
+    for n in IN_FLIGHT_COUNTS:
+        out.append(("call/in-flight/%d" % n, ("ipc", ("in-flight", n))))
     out.append(("property/get", ("ipc", ("property-get", None))))
     out.append(("property/get-x100", ("ipc", ("property-get-x100", None))))
     out.append(("property/cold-start", ("ipc", ("property-cold-start", None))))
@@ -236,6 +250,8 @@ def scenarios():
     for n in NONMATCHING_RULE_COUNTS:
         out.append(("signal/nonmatching-rules/%d" % n, ("ipc", ("nonmatching-rules", n))))
     out.append(("connect/hello", ("ipc", ("connect-hello", None))))
+    for n in IDLE_CONNECTION_COUNTS:
+        out.append(("connect/idle-connections/%d" % n, ("ipc", ("idle-connections", n))))
     out.append(("connect/marshal-send", ("ipc", ("connect-marshal-send", None))))
     for n in ECHO_SIZES:
         out.append(("baseline/raw-socket/%d" % n, ("ipc", ("raw-socket", n))))
@@ -278,4 +294,6 @@ def needs_bus(op):
         "one signal to other connections",
         "nonmatching-rules": "match rules are installed on a bus (AddMatch); peer to peer there is no bus to "
         "hold them",
+        "idle-connections": "idle connections are what each costs the bus daemon (Hello, memory); peer to peer "
+        "there is no daemon, only the server at the other end",
     }.get(kind)

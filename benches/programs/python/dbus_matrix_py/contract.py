@@ -106,7 +106,11 @@ def _ipc_unsupported(lib, op, p2p):
         return RAW_SOCKET_REASON
     if p2p and canon.needs_bus(op) and lib.unsupported_ipc(op, False) is None:
         return canon.needs_bus(op)
-    return lib.unsupported_ipc(op, p2p)
+    reason = lib.unsupported_ipc(op, p2p)
+    family = canon.OPT_IN_FAMILIES.get(op[0])
+    if reason is None and family and op[0] not in getattr(lib, "IMPLEMENTS", ()):
+        return "this adapter does not implement %s yet" % family
+    return reason
 
 
 def _unsupported(lib, kind, transport):

@@ -119,6 +119,10 @@ module DbusMatrix
       when "property-get", "property-cold-start" then digest_items(d, items)
       when "property-get-x100" then 100.times { digest_items(d, items) }
       when "emit-receive" then d.str(SIGNAL_TEXT)
+      when "idle-connections" then d.len(arg)
+      when "in-flight" # ipc.rs `in_flight_digest`: call i sends i, gets i + 1; then the count
+        arg.times { |i| d.i32(i + 1) }
+        d.len(arg)
       end
       d.finish
     end
@@ -129,6 +133,7 @@ module DbusMatrix
       %w[marshal demarshal].each { |p| PAYLOADS.each_key { |n| out << ["#{p}/#{n}", [p, n]] } }
       METHODS.each { |slug, m, _, _| out << ["call/#{slug}", ["ipc", ["call", m]]] }
       ECHO_SIZES.each { |n| out << ["call/echo-bytes/#{n}", ["ipc", ["echo-bytes", n]]] }
+      IN_FLIGHT_COUNTS.each { |n| out << ["call/in-flight/#{n}", ["ipc", ["in-flight", n]]] }
       out << ["property/get", ["ipc", ["property-get", nil]]]
       out << ["property/get-x100", ["ipc", ["property-get-x100", nil]]]
       out << ["property/cold-start", ["ipc", ["property-cold-start", nil]]]
@@ -136,6 +141,7 @@ module DbusMatrix
       [1, 10, 100].each { |n| out << ["signal/fanout/#{n}", ["ipc", ["fanout", n]]] }
       [10, 100, 1000, 10000].each { |n| out << ["signal/nonmatching-rules/#{n}", ["ipc", ["nonmatching-rules", n]]] }
       out << ["connect/hello", ["ipc", ["connect-hello", nil]]]
+      IDLE_CONNECTION_COUNTS.each { |n| out << ["connect/idle-connections/#{n}", ["ipc", ["idle-connections", n]]] }
       out << ["connect/marshal-send", ["ipc", ["connect-marshal-send", nil]]]
       ECHO_SIZES.each { |n| out << ["baseline/raw-socket/#{n}", ["ipc", ["raw-socket", n]]] }
       # Runner-driven cells (scenario.rs `Driver`): the runner runs call/void
@@ -164,6 +170,12 @@ module DbusMatrix
       end
     end
 
+    IN_FLIGHT_COUNTS = [1, 10, 100, 1000].freeze
+    IDLE_CONNECTION_COUNTS = [10, 100, 1000, 10000].freeze
+    # ipc.rs `IpcOp::opt_in`: ops an adapter runs only where it says so (its
+    # IMPLEMENTS); elsewhere "this adapter does not implement <family> yet".
+    OPT_IN_FAMILIES = { "in-flight" => "call/in-flight", "idle-connections" => "connect/idle-connections" }.freeze
+
     NEEDS_BUS = {
       "connect-hello" => "peer to peer there is no bus to say Hello to: a p2p connection is SASL only",
       "emit-receive" => "needs a bus to route the signal: peer to peer, a signal emitted on one connection " \
@@ -171,7 +183,9 @@ module DbusMatrix
       "fanout" => "fan-out needs a bus: peer to peer there are no match rules and nothing routes " \
                   "one signal to other connections",
       "nonmatching-rules" => "match rules are installed on a bus (AddMatch); peer to peer there is no bus to " \
-                             "hold them"
+                             "hold them",
+      "idle-connections" => "idle connections are what each costs the bus daemon (Hello, memory); peer to peer " \
+                            "there is no daemon, only the server at the other end"
     }.freeze
     def self.needs_bus(op) = NEEDS_BUS[op[0]]
   end

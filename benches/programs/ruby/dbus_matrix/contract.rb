@@ -61,7 +61,12 @@ module DbusMatrix
       return RAW_SOCKET if op[0] == "raw-socket"
       return C.needs_bus(op) if p2p && C.needs_bus(op) && lib.unsupported_ipc(op, false).nil?
 
-      lib.unsupported_ipc(op, p2p)
+      reason = lib.unsupported_ipc(op, p2p)
+      family = C::OPT_IN_FAMILIES[op[0]]
+      implements = lib.class.const_defined?(:IMPLEMENTS) ? lib.class::IMPLEMENTS : []
+      return "this adapter does not implement #{family} yet" if reason.nil? && family && !implements.include?(op[0])
+
+      reason
     end
 
     def self.listing(lib)

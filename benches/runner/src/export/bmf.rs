@@ -14,7 +14,9 @@
 //! - `instructions`: callgrind instructions per operation (`run --instructions`);
 //! - IPC cells: `bus-messages`, `syscalls`, `context-switches` and `cpu-time`
 //!   (ns) per operation, summed over the cell's processes, and `peak-rss` and
-//!   `rss` (KiB, VmHWM and VmRSS summed over them; see `table::COST_FIGURES`).
+//!   `rss` (KiB, VmHWM and VmRSS summed over them; see `table::COST_FIGURES`);
+//! - `connect/idle-connections` cells: `bus-bytes-per-connection`,
+//!   `client-rss-bytes`, `client-hwm-bytes` (`export::connection_memory`).
 
 use harness::results::ResultsFile;
 use serde_json::{json, Map, Value};
@@ -70,6 +72,9 @@ pub fn render(r: &ResultsFile) -> String {
                     measures.insert(f.key.into(), json!({ "value": v }));
                 }
             }
+        }
+        for (key, v) in super::connection_memory::bmf_measures(m) {
+            measures.insert(key.into(), json!({ "value": v }));
         }
         out.insert(name, Value::Object(measures));
     }

@@ -3,11 +3,13 @@
 //! width facts as `export::width` defines them (`ci_width` the fraction
 //! `(upper - lower) / median`; `above_target` empty without a target).
 //! `placement`: where an IPC cell's processes ran (`Measurement::placement`).
+//! Runs with `connect/idle-connections` cells get `export::connection_memory`'s
+//! columns after `cut`.
 
 use harness::results::ResultsFile;
 
 use super::table::{status_word, ROLES};
-use super::width;
+use super::{connection_memory, width};
 
 const HEADER: &str = "adapter,library,version,baseline,bus,scenario,status,median_ns,median_lower_ns,median_upper_ns,ci_width,rounds,above_target,mean_ns,samples,throughput_bytes,mb_per_s,allocations_per_op,bytes_allocated_per_op,instructions_per_op,bus_messages_per_op,bus_bytes_per_op";
 /// Per role of `table::ROLES`, after the columns above.
@@ -42,7 +44,15 @@ pub fn render(r: &ResultsFile) -> String {
         }
     }
     // `cell_role`: which side of the cell the adapter is (same, client, server).
-    out.push_str(",reason,cut,cell_role,placement\n");
+    out.push_str(",reason,cut,cell_role,placement");
+    // Only in runs with idle-connection cells: other reports keep their columns.
+    let memory = connection_memory::present(r);
+    if memory {
+        for col in connection_memory::CSV_COLUMNS {
+            out += &format!(",{col}");
+        }
+    }
+    out.push('\n');
     let target = width::target(r);
     for c in &r.cells {
         let a = r.adapters.iter().find(|a| a.id == c.adapter);
@@ -107,6 +117,12 @@ pub fn render(r: &ResultsFile) -> String {
         out += c.role.as_str();
         out.push(',');
         out += &field(m.and_then(|m| m.placement.as_deref()).unwrap_or(""));
+        if memory {
+            for v in connection_memory::csv_values(c) {
+                out.push(',');
+                out += &num(v);
+            }
+        }
         out.push('\n');
     }
     out

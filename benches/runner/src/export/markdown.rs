@@ -150,6 +150,7 @@ pub fn render(r: &ResultsFile) -> String {
     if let Some(t) = &r.interop {
         out.push_str(&super::interop::markdown(t));
     }
+    super::connection_memory::markdown(r, &mut out);
     out.push_str(
         "Cells: median wall time per operation (criterion); in brackets the ratio to the fastest library in the column \
          (1.00× = fastest; the baseline is not a library and may go below 1) and, over IPC, the ratio to the raw-socket \

@@ -1,6 +1,7 @@
 //! Report formats, one module each (as hyperfine's src/export does).
 
 pub mod bmf;
+pub mod connection_memory;
 pub mod critcmp;
 pub mod csv;
 pub mod html;

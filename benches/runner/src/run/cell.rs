@@ -17,6 +17,7 @@ use harness::scenario::{Driver, Scenario};
 use super::bus_session::BusSession;
 use super::cold_start;
 use super::parallel_clients::{self, Parallel};
+use super::held_memory;
 use super::plan::Planned;
 use super::roster::RunAdapter;
 use crate::adapter::{self, Running};
@@ -347,6 +348,11 @@ pub fn round<'a>(
             return Ok(Outcome::Failed { reason: why }); // interrupted: the cell is missing, not done
         }
     }
+    if let (true, Some(bus)) = (first && ipc.is_some(), cell.bus) {
+        if let Err(why) = add_connection_memory(ctx, &mut m, &cell.scenario, bin, &bus.id) {
+            return Ok(Outcome::Failed { reason: why });
+        }
+    }
     Ok(Outcome::Ok(Box::new(m)))
 }
 
@@ -423,6 +429,41 @@ fn add_costs(ctx: &CellContext, m: &mut Measurement, cell: Counted) -> Result<()
         Ok(c) => m.costs = Some(c),
         Err(_) if ctx.interrupted.load(Ordering::SeqCst) => return Err("interrupted".into()),
         Err(why) => m.verification_notes.push(format!("costs not counted: {why}")),
+    }
+    Ok(())
+}
+
+/// `connect/idle-connections/<n>` (first round): the memory of a fresh bus
+/// daemon of the cell's kind and of the client with the n connections held. Missing memory is a note
+/// (the timing stands); `Err` only when the run was interrupted.
+fn add_connection_memory(
+    ctx: &CellContext,
+    m: &mut Measurement,
+    scenario: &str,
+    bin: &Path,
+    bus_id: &str,
+) -> Result<(), String> {
+    let Some(IpcOp::IdleConnections(n)) = harness::scenario::find(scenario).and_then(|s| s.ipc_op()) else {
+        return Ok(());
+    };
+    let Ok(kind) = bus_id.parse::<bus::BusKind>() else {
+        m.verification_notes.push(format!(
+            "connection memory not read: {bus_id} is not a daemon the runner starts"
+        ));
+        return Ok(());
+    };
+    let held = held_memory::Held {
+        bin,
+        scenario,
+        connections: n,
+        bus: kind,
+        client_cpu: ctx.client_cpu,
+        timeout: ctx.timeout,
+    };
+    match held_memory::measure(&held, ctx.interrupted) {
+        Ok(mem) => m.connection_memory = Some(mem),
+        Err(_) if ctx.interrupted.load(Ordering::SeqCst) => return Err("interrupted".into()),
+        Err(why) => m.verification_notes.push(format!("connection memory not read: {why}")),
     }
     Ok(())
 }

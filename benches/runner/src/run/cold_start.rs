@@ -63,6 +63,7 @@ pub fn measure(
         costs,
         cut: None,
         placement: None,
+        connection_memory: None,
     })
 }
 

@@ -7,6 +7,7 @@
 mod bus_session;
 mod cell;
 mod cold_start;
+mod held_memory;
 mod match_rules;
 mod parallel_clients;
 mod plan;

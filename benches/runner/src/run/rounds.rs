@@ -98,6 +98,7 @@ mod tests {
             costs: None,
             cut: None,
             placement: None,
+            connection_memory: None,
         }
     }
 

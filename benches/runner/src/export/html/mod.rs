@@ -120,6 +120,7 @@ pub fn render_counted(r: &ResultsFile) -> (String, usize) {
         p.instructions_table(t);
         p.cost_tables(t);
     }
+    super::connection_memory::html(r, &mut p.out);
     p.codec_charts(&tables);
     p.ipc_charts();
     p.size_charts();

@@ -1,0 +1,56 @@
+//! `call/in-flight/<n>` through the runner: a library that can have calls in
+//! flight gives a verified value on every bus it serves, one whose adapter has
+//! no code for it yet says that the gap is the adapter's.
+
+use crate::common::*;
+use harness::results::{CellStatus, Outcome};
+
+#[test]
+fn in_flight_cells_have_values_or_honest_reasons() {
+    let out = TempDir::new("in-flight");
+    let o = smoke_run_of_repo(
+        out.path(),
+        &[
+            "--adapters",
+            "zbus-6,dbus-0.9,libdbus-c-1.14,jeepney-0.8,dbus-python-1.3",
+            "--scenarios",
+            "call/in-flight/1,call/in-flight/1000",
+            "--buses",
+            "dbus-broker,p2p",
+        ],
+    )
+    .output()
+    .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let r = validate(&results_file(out.path()));
+    let cell = |adapter: &str, scenario: &str, bus: &str| {
+        r.cells
+            .iter()
+            .find(|c| c.adapter == adapter && c.scenario == scenario && c.bus.as_deref() == Some(bus))
+            .unwrap_or_else(|| panic!("no cell {adapter} {scenario} {bus}"))
+    };
+    for s in ["call/in-flight/1", "call/in-flight/1000"] {
+        for (adapter, bus) in [
+            ("zbus-6", "dbus-broker"),
+            ("zbus-6", "p2p"),
+            ("dbus-0.9", "dbus-broker"),
+            ("libdbus-c-1.14", "dbus-broker"),
+            ("jeepney-0.8", "dbus-broker"),
+        ] {
+            let c = cell(adapter, s, bus);
+            assert_eq!(c.status(), CellStatus::Ok, "{adapter} {s} {bus}: {:?}", c.outcome);
+            assert!(c.measurement().unwrap().wall.median_ns.point > 0.0);
+        }
+        // dbus-rs cannot serve peer to peer: a library fact, not "not implemented".
+        match &cell("dbus-0.9", s, "p2p").outcome {
+            Outcome::Unsupported { reason } => assert!(!reason.contains("does not implement"), "{reason}"),
+            other => panic!("dbus-0.9 {s} p2p: {other:?}"),
+        }
+        match &cell("dbus-python-1.3", s, "dbus-broker").outcome {
+            Outcome::Unsupported { reason } => {
+                assert_eq!(reason, "this adapter does not implement call/in-flight yet")
+            }
+            other => panic!("dbus-python-1.3 {s}: {other:?}"),
+        }
+    }
+}
