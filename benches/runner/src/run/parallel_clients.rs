@@ -112,6 +112,7 @@ pub fn measure(p: &Parallel, interrupted: &AtomicBool) -> Result<Measurement, St
         }),
         cut: None,
         placement: None,
+        connection_memory: None,
     })
 }
 
