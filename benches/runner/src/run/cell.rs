@@ -16,8 +16,8 @@ use harness::scenario::{Driver, Scenario};
 
 use super::bus_session::BusSession;
 use super::cold_start;
-use super::parallel_clients::{self, Parallel};
 use super::held_memory;
+use super::parallel_clients::{self, Parallel};
 use super::plan::Planned;
 use super::roster::RunAdapter;
 use crate::adapter::{self, Running};
@@ -242,7 +242,10 @@ pub fn round<'a>(
         Some(Err(reason)) => return Ok(Outcome::Failed { reason }),
         Some(Ok(s)) => Some(s),
     };
-    let ipc = match session.as_deref_mut().map(|s| prepare_ipc(ctx, cell, (client, server), s, first)) {
+    let ipc = match session
+        .as_deref_mut()
+        .map(|s| prepare_ipc(ctx, cell, (client, server), s, first))
+    {
         None => None,
         Some(Ok(Prepared::Bench(setup))) => Some(setup),
         Some(Ok(Prepared::Measured(mut m))) => {
