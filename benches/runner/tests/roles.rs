@@ -104,7 +104,10 @@ fn client_and_server_roles_are_cells_of_their_own() {
     );
     let csv = report("csv");
     let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
-    let role_col = header.iter().position(|c| *c == "cell_role").expect("a cell_role column");
+    let role_col = header
+        .iter()
+        .position(|c| *c == "cell_role")
+        .expect("a cell_role column");
     assert!(csv.lines().any(|l| {
         let f: Vec<&str> = l.split(',').collect();
         l.starts_with("zbus-6,") && l.contains(",call/void,") && f.get(role_col) == Some(&"client")
