@@ -177,9 +177,12 @@ impl BusSession {
         alive.map_err(|died| self.blame(died)).map(|_| transport)
     }
 
-    /// `Err(what died)` if the bus or this adapter's server is gone.
+    /// `Err(what died)` if the bus or this adapter's server is gone. Asked
+    /// after a client failed: a killed bus daemon closes its sockets (and its
+    /// clients see the end of their connection) a moment before it can be
+    /// reaped, so the bus is asked again for a short while first.
     pub fn health(&mut self, adapter: &AdapterEntry) -> Result<(), String> {
-        self.check_bus()?;
+        self.bus_settled()?;
         let alive = match self.servers.get_mut(&adapter.id) {
             Some(Ok(server)) => server.check_alive(),
             _ => Ok(()),
@@ -187,20 +190,25 @@ impl BusSession {
         alive.map_err(|died| self.blame(died))
     }
 
-    /// Who to blame for a dead server: a bus daemon closes its sockets (and
-    /// its clients exit) a moment before it can be reaped, so a server found
-    /// dead on a private bus asks the bus again for a short while first.
+    /// Who to blame for a dead server: the bus, if it turns out dead within
+    /// a short while (see [`BusSession::health`]), else the server.
     fn blame(&mut self, server_died: String) -> String {
+        match self.bus_settled() {
+            Err(bus_died) => bus_died,
+            Ok(()) => server_died,
+        }
+    }
+
+    /// `check_bus`, asked again for up to 500 ms on a private bus.
+    fn bus_settled(&mut self) -> Result<(), String> {
         if !matches!(self.medium, Medium::Bus(_)) {
-            return server_died;
+            return self.check_bus();
         }
         let deadline = Instant::now() + Duration::from_millis(500);
         loop {
-            if let Err(bus_died) = self.check_bus() {
-                return bus_died;
-            }
+            self.check_bus()?;
             if Instant::now() >= deadline {
-                return server_died;
+                return Ok(());
             }
             std::thread::sleep(Duration::from_millis(10));
         }
