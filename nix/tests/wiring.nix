@@ -16,8 +16,6 @@ let
   unavailableInNix = a: (a.unavailable_in or { }) ? nix;
   nixAdapters = filter (a: !(unavailableInNix a)) matrix.adapter;
   programAdapters = filter (a: a ? program) nixAdapters;
-  endsWith = suffix: s:
-    let n = stringLength suffix; l = stringLength s; in l >= n && substring (l - n) n s == suffix;
   busd = builtins.head (filter (bus: bus.id == "busd") matrix.bus);
   busdSpec = builtins.match "([^@]+)@(.+)" busd.cargo;
   systems = [ "x86_64-linux" "aarch64-linux" ];
@@ -95,17 +93,19 @@ let
             dbus-fast = [ "dbus-fast" ];
           };
         in
-        if endsWith ".py" a.program then
-          c "program adapter ${a.id}: bin/${a.package} runs ${dir}/${a.program} with python3.withPackages of nixpkgs' ${a.library}"
+        # Python by its library (dbus-fast's `program` is a launcher that makes
+          # host mode's venv; Nix runs its adapter.py directly).
+        if libraries ? ${a.library} then
+          c "program adapter ${a.id}: bin/${a.package} runs ${dir}/adapter.py with python3.withPackages of nixpkgs' ${a.library}"
             (allOf [
               (p != null)
               (p.stubKind == "runCommand")
               (p.name == a.package)
               (p.python.stubKind == "python3.withPackages")
-              (libraries ? ${a.library})
               (sameSet (outPaths p.python.stubArgs.packages) (map (n: pkgs.python3Packages.${n}.outPath) libraries.${a.library}))
               (hasInfix "makeWrapper ${p.python}/bin/python3 $out/bin/${a.package}" p.stubArgs.buildCommand)
-              (hasInfix "--add-flags $out/share/dbus-matrix/programs/${dir}/${a.program}" p.stubArgs.buildCommand)
+              (hasInfix "--add-flags $out/share/dbus-matrix/programs/${dir}/adapter.py" p.stubArgs.buildCommand)
+              (builtins.pathExists (root + "/${a.path}/adapter.py"))
               (hasInfix "--unset PYTHONPATH" p.stubArgs.buildCommand)
               # gi.repository.GLib needs GLib's typelib (no wrapGAppsHook sets it).
               (a.library != "dbus-python" || hasInfix "--prefix GI_TYPELIB_PATH : ${pkgs.glib.out}/lib/girepository-1.0" p.stubArgs.buildCommand)
