@@ -1,10 +1,16 @@
-//! Reading and checking `matrix.toml`, the single source of truth.
+//! Reading `matrix.toml`, the single source of truth: its entries and
+//! selections here, a profile's keys in [`profile`], the checks of the
+//! whole file in `check`.
 
-use std::collections::{BTreeMap, HashSet};
+mod check;
+mod profile;
+
+pub use profile::Profile;
+
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use anyhow::{bail, ensure, Context, Result};
-use harness::contract::Timer;
+use anyhow::{bail, Context, Result};
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
@@ -130,169 +136,6 @@ pub struct BusEntry {
     pub nixos_implementation: Option<String>,
 }
 
-/// How a profile measures: the sampling of one round, how many rounds a
-/// cell gets, what runs at once, what is counted (docs/scenarios.md,
-/// "Rounds, intervals and budgets").
-#[derive(Debug, Deserialize, Clone, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct Profile {
-    pub sample_size: usize,
-    /// Seconds.
-    pub warm_up: f64,
-    /// Seconds.
-    pub measurement: f64,
-    /// Bootstrap resamples for criterion's confidence intervals.
-    #[serde(default = "default_nresamples")]
-    pub nresamples: usize,
-    #[serde(default)]
-    pub timer: Timer,
-    /// Rounds every timed cell gets, spread over the run.
-    #[serde(default = "one")]
-    pub rounds: u32,
-    /// Rounds a cell may get while its interval is wider than `target_width`
-    /// (default: `rounds`).
-    #[serde(default)]
-    pub max_rounds: Option<u32>,
-    /// The relative interval width ((upper - lower) / median) a cell should
-    /// reach; wider cells get more rounds and are flagged in reports.
-    #[serde(default)]
-    pub target_width: Option<f64>,
-    /// Buses (and the codec cells) measured at once, each by its own worker.
-    #[serde(default = "one")]
-    pub jobs: u32,
-    /// `"all"` (default), `"none"`, or the IPC scenario ids whose costs are counted.
-    #[serde(default)]
-    pub costs: CostSelection,
-    /// Seconds: one operation slower than this is timed once (the cell says it was cut).
-    #[serde(default)]
-    pub cell_budget: Option<f64>,
-    /// Roles measured by default (`run --roles`): `same` when absent.
-    #[serde(default)]
-    pub roles: Option<Vec<harness::results::Role>>,
-    /// The `call/*` scenarios measured in the client and server roles
-    /// (default: every `call/*` scenario of the matrix).
-    #[serde(default)]
-    pub role_scenarios: Option<Vec<String>>,
-}
-
-/// Which IPC cells get their costs counted.
-#[derive(Debug, Deserialize, Clone, PartialEq)]
-#[serde(untagged)]
-pub enum CostSelection {
-    Keyword(CostKeyword),
-    Scenarios(Vec<String>),
-}
-
-#[derive(Debug, Deserialize, Clone, Copy, PartialEq)]
-#[serde(rename_all = "lowercase")]
-pub enum CostKeyword {
-    All,
-    None,
-}
-
-impl Default for CostSelection {
-    fn default() -> Self {
-        CostSelection::Keyword(CostKeyword::All)
-    }
-}
-
-impl CostSelection {
-    pub fn counts(&self, scenario: &str) -> bool {
-        match self {
-            CostSelection::Keyword(CostKeyword::All) => true,
-            CostSelection::Keyword(CostKeyword::None) => false,
-            CostSelection::Scenarios(ids) => ids.iter().any(|s| s == scenario),
-        }
-    }
-
-    /// As the fingerprint records it: `None` for all.
-    pub fn scenarios(&self) -> Option<Vec<String>> {
-        match self {
-            CostSelection::Keyword(CostKeyword::All) => None,
-            CostSelection::Keyword(CostKeyword::None) => Some(Vec::new()),
-            CostSelection::Scenarios(ids) => Some(ids.clone()),
-        }
-    }
-}
-
-fn default_nresamples() -> usize {
-    100_000
-}
-
-fn one() -> u32 {
-    1
-}
-
-impl Profile {
-    /// Every number finite and in range, naming the key that is not.
-    fn check(&self) -> Result<()> {
-        ensure!(
-            SAMPLE_SIZE.contains(&self.sample_size),
-            "sample_size = {} must be from {} (criterion's minimum) to {}",
-            self.sample_size,
-            SAMPLE_SIZE.start(),
-            SAMPLE_SIZE.end()
-        );
-        ensure!(
-            NRESAMPLES.contains(&self.nresamples),
-            "nresamples = {} must be from {} to {}",
-            self.nresamples,
-            NRESAMPLES.start(),
-            NRESAMPLES.end()
-        );
-        let budget = self.cell_budget.map(|b| ("cell_budget", b));
-        for (key, secs) in [("warm_up", self.warm_up), ("measurement", self.measurement)]
-            .into_iter()
-            .chain(budget)
-        {
-            ensure!(
-                secs.is_finite() && secs > 0.0 && secs <= MAX_SECONDS,
-                "{key} = {secs} must be a number of seconds above 0 and at most {MAX_SECONDS}"
-            );
-        }
-        ensure!(
-            ROUNDS.contains(&self.rounds),
-            "rounds = {} must be from {} to {}",
-            self.rounds,
-            ROUNDS.start(),
-            ROUNDS.end()
-        );
-        if let Some(max) = self.max_rounds {
-            ensure!(
-                (self.rounds..=*ROUNDS.end()).contains(&max),
-                "max_rounds = {max} must be from rounds ({}) to {}",
-                self.rounds,
-                ROUNDS.end()
-            );
-        }
-        if let Some(w) = self.target_width {
-            ensure!(
-                w.is_finite() && w > 0.0 && w <= 10.0,
-                "target_width = {w} must be a relative width above 0 and at most 10"
-            );
-        }
-        ensure!(
-            JOBS.contains(&self.jobs),
-            "jobs = {} must be from {} to {}",
-            self.jobs,
-            JOBS.start(),
-            JOBS.end()
-        );
-        if let CostSelection::Scenarios(ids) = &self.costs {
-            for id in ids {
-                let ipc = harness::scenario::find(id).is_some_and(|s| s.ipc_op().is_some());
-                ensure!(ipc, "costs: {id:?} is not an IPC scenario id");
-            }
-        }
-        Ok(())
-    }
-
-    /// Rounds a cell may get at most.
-    pub fn max_rounds(&self) -> u32 {
-        self.max_rounds.unwrap_or(self.rounds)
-    }
-}
-
 /// The bus ids the runner can start: the daemons of the `bus` crate, and p2p.
 pub fn known_bus_ids() -> impl Iterator<Item = &'static str> {
     bus::BusKind::ALL.into_iter().map(|k| k.id()).chain(["p2p"])
@@ -311,14 +154,6 @@ pub const PREBUILT_ENV: &str = "DBUS_MATRIX_PREBUILT";
 pub fn prebuilt() -> bool {
     std::env::var(PREBUILT_ENV).is_ok_and(|v| !v.is_empty() && v != "0")
 }
-
-/// Bounds of a profile's numbers: criterion's minimum sample size, and
-/// limits far above any useful run that keep every derived time finite.
-const SAMPLE_SIZE: std::ops::RangeInclusive<usize> = 10..=100_000;
-const NRESAMPLES: std::ops::RangeInclusive<usize> = 1..=10_000_000;
-const MAX_SECONDS: f64 = 3600.0;
-const ROUNDS: std::ops::RangeInclusive<u32> = 1..=1000;
-const JOBS: std::ops::RangeInclusive<u32> = 1..=64;
 
 impl Matrix {
     pub fn load(path: &Path) -> Result<Matrix> {
@@ -362,115 +197,6 @@ impl Matrix {
         m.check()
             .with_context(|| format!("invalid matrix file {}", path.display()))?;
         Ok(m)
-    }
-
-    fn check(&self) -> Result<()> {
-        ensure!(
-            self.schema == SUPPORTED_SCHEMA,
-            "schema = {} but this dbus-matrix understands schema {SUPPORTED_SCHEMA}",
-            self.schema
-        );
-        ensure!(!self.adapters.is_empty(), "no [[adapter]] entries");
-        unique(self.adapters.iter().map(|a| a.id.as_str()), "adapter id")?;
-        for a in &self.adapters {
-            // Ids become bus names (run::bus_session::service_name, nix/buses.nix serviceName).
-            ensure!(
-                !a.id.is_empty() && a.id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.'),
-                "adapter id {:?}: use only letters, digits, '-' and '.'",
-                a.id
-            );
-        }
-        unique(self.adapters.iter().map(|a| a.package.as_str()), "adapter package")?;
-        unique(self.scenarios.iter().map(|s| s.id.as_str()), "scenario id")?;
-        unique(self.buses.iter().map(|b| b.id.as_str()), "bus id")?;
-        for b in &self.buses {
-            ensure!(
-                known_bus_ids().any(|k| k == b.id),
-                "unknown bus {:?}; the runner knows: {}",
-                b.id,
-                known_bus_ids().collect::<Vec<_>>().join(", ")
-            );
-        }
-        for a in &self.adapters {
-            if let Some(p) = &a.program {
-                ensure!(
-                    !p.is_empty() && !p.contains('/') && p != "." && p != "..",
-                    "adapter {}: program {p:?} must be a file name in the adapter's `path`",
-                    a.id
-                );
-            }
-            for (mode, reason) in &a.unavailable_in {
-                ensure!(
-                    BUILD_MODES.contains(&mode.as_str()),
-                    "adapter {}: unavailable_in: unknown build mode {mode:?}; known: {}",
-                    a.id,
-                    BUILD_MODES.join(", ")
-                );
-                ensure!(
-                    !reason.trim().is_empty(),
-                    "adapter {}: unavailable_in.{mode}: give the reason (it becomes the cells' reason)",
-                    a.id
-                );
-            }
-            ensure!(
-                a.package != RUNNER_PACKAGE,
-                "adapter {}: package {:?} is the runner itself, not an adapter",
-                a.id,
-                a.package
-            );
-        }
-        for s in &self.scenarios {
-            if harness::scenario::find(&s.id).is_none() {
-                let known: Vec<_> = harness::scenario::all().map(|s| s.id.as_str()).collect();
-                bail!("unknown scenario {:?}; the harness knows: {}", s.id, known.join(", "));
-            }
-        }
-        for (name, p) in &self.profile {
-            p.check().with_context(|| format!("[profile.{name}]"))?;
-            crate::roles::check_profile(name, p)?;
-        }
-        for s in &self.scenarios {
-            for name in s.profiles.iter().flatten() {
-                ensure!(
-                    self.profile.contains_key(name),
-                    "scenario {}: unknown profile {name:?} in `profiles`",
-                    s.id
-                );
-            }
-        }
-        crate::roles::check_config(self)
-    }
-
-    /// Every adapter's `path` exists, relative to this file (unless the
-    /// adapters are prebuilt without sources, see [`PREBUILT_ENV`]).
-    fn check_paths(&self) -> Result<()> {
-        if prebuilt() {
-            return Ok(());
-        }
-        let dir = self.path.parent().unwrap_or(Path::new(""));
-        for a in &self.adapters {
-            let crate_dir = dir.join(&a.path);
-            ensure!(
-                crate_dir.is_dir(),
-                "adapter {}: path {:?} does not exist ({} is not a directory; paths are relative to matrix.toml; \
-                 set {PREBUILT_ENV}=1 where the adapters come prebuilt without sources)",
-                a.id,
-                a.path,
-                crate_dir.display()
-            );
-            if let Some(program) = &a.program_path {
-                use std::os::unix::fs::PermissionsExt;
-                let executable =
-                    std::fs::metadata(program).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
-                ensure!(
-                    executable,
-                    "adapter {}: program {} is not an executable file",
-                    a.id,
-                    program.display()
-                );
-            }
-        }
-        Ok(())
     }
 
     /// The manifest of an adapter with a lockfile of its own (a Cargo workspace
@@ -536,14 +262,6 @@ fn select<'a, T>(items: &'a [T], filter: &[String], id: impl Fn(&T) -> &String, 
         }
     }
     Ok(items.iter().filter(|i| filter.contains(id(i))).collect())
-}
-
-fn unique<'a>(ids: impl Iterator<Item = &'a str>, what: &str) -> Result<()> {
-    let mut seen = HashSet::new();
-    for id in ids {
-        ensure!(seen.insert(id), "duplicate {what} {id:?}");
-    }
-    Ok(())
 }
 
 fn line_col(text: &str, offset: usize) -> (usize, usize) {
