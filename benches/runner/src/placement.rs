@@ -1,6 +1,10 @@
-//! CPU placement of the processes of an IPC cell: `--pin client=0,server=1,bus=1`
-//! pins the benchmarking client, the server (and subscribers) and the bus
-//! daemon to given cores. Unpinned by default; recorded in the results.
+//! CPU placement of the processes of an IPC cell, a declared dimension of
+//! every IPC cell: `one-cpu` (the profiles' default) runs client, server
+//! (and subscribers) and bus daemon of a cell on one CPU, so that a cell
+//! measures the work of the library and the bus rather than cross-CPU
+//! wake-ups (~30 µs each on a VM: docs/placement.md has the measured
+//! comparison); `none` leaves them to the scheduler; `client=0,server=1,bus=1`
+//! pins each to a given CPU. The run records the policy, each cell the CPUs.
 
 use std::os::unix::process::CommandExt;
 use std::process::Command;
@@ -65,6 +69,81 @@ impl Placement {
     }
 }
 
+/// How a run places its IPC cells (`run --pin`, a profile's `placement`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PlacementPolicy {
+    /// `none`: the scheduler places every process.
+    Unpinned,
+    /// `one-cpu`: every process of a cell on one CPU; worker `i` of a run
+    /// with `jobs` workers uses CPU `i mod CPUs`, so workers do not share one.
+    OneCpu,
+    /// `client=C,server=S,bus=B`: each role on its given CPU (one worker only).
+    Fixed(Placement),
+}
+
+pub const ONE_CPU: &str = "one-cpu";
+
+impl PlacementPolicy {
+    pub fn parse(spec: &str) -> Result<PlacementPolicy> {
+        Ok(match spec.trim() {
+            "none" => PlacementPolicy::Unpinned,
+            ONE_CPU => PlacementPolicy::OneCpu,
+            fixed => PlacementPolicy::Fixed(
+                Placement::parse(fixed).context("use none, one-cpu, or ROLE=CPU,… (roles client, server, bus)")?,
+            ),
+        })
+    }
+
+    /// How the results file records it (the run's and the plan's `placement`).
+    pub fn describe(&self) -> String {
+        match self {
+            PlacementPolicy::Unpinned => "none".into(),
+            PlacementPolicy::OneCpu => ONE_CPU.into(),
+            PlacementPolicy::Fixed(p) => p.describe(),
+        }
+    }
+
+    /// Whether a run of `jobs` workers can keep this placement: fixed CPUs
+    /// would put two workers' cells on the same CPUs at once.
+    pub fn allows_jobs(&self, jobs: u32) -> bool {
+        jobs <= 1 || !matches!(self, PlacementPolicy::Fixed(_))
+    }
+
+    /// The CPUs the cells of worker `worker` run on.
+    pub fn for_worker(&self, worker: usize) -> Placement {
+        match self {
+            PlacementPolicy::Unpinned => Placement::default(),
+            PlacementPolicy::Fixed(p) => *p,
+            PlacementPolicy::OneCpu => {
+                let cpu = allowed_cpus().map_or(0, |cpus| cpus[worker % cpus.len()]);
+                Placement {
+                    client: Some(cpu),
+                    server: Some(cpu),
+                    bus: Some(cpu),
+                }
+            }
+        }
+    }
+}
+
+/// The CPUs this process may run on (a container or `taskset` may allow
+/// fewer than the machine has), in order.
+fn allowed_cpus() -> Option<Vec<usize>> {
+    // SAFETY: cpu_set_t is plain data; sched_getaffinity writes inside it.
+    let set = unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
+            return None;
+        }
+        set
+    };
+    // SAFETY: CPU_ISSET reads inside the set.
+    let cpus: Vec<usize> = (0..libc::CPU_SETSIZE as usize)
+        .filter(|&c| unsafe { libc::CPU_ISSET(c, &set) })
+        .collect();
+    (!cpus.is_empty()).then_some(cpus)
+}
+
 fn cpu_set(cpu: usize) -> libc::cpu_set_t {
     // SAFETY: cpu_set_t is plain data; CPU_ZERO/CPU_SET only write inside it.
     unsafe {
@@ -127,6 +206,31 @@ mod tests {
         assert!(Placement::parse("client").is_err());
         assert!(Placement::parse("client=0,client=0").is_err());
         assert!(Placement::parse("server=0,bus=0,server=0").is_err());
+    }
+
+    #[test]
+    fn policies_parse_describe_and_place_workers() {
+        assert_eq!(PlacementPolicy::parse("none").unwrap(), PlacementPolicy::Unpinned);
+        assert_eq!(PlacementPolicy::parse("one-cpu").unwrap().describe(), "one-cpu");
+        let fixed = PlacementPolicy::parse("client=0,bus=0").unwrap();
+        assert_eq!(fixed.describe(), "client=0,bus=0");
+        assert!(PlacementPolicy::parse("two-cpus").is_err());
+        assert!(!fixed.allows_jobs(2) && fixed.allows_jobs(1));
+        assert!(PlacementPolicy::OneCpu.allows_jobs(2) && PlacementPolicy::Unpinned.allows_jobs(2));
+        assert_eq!(PlacementPolicy::Unpinned.for_worker(1), Placement::default());
+        let cpus = allowed_cpus().unwrap();
+        for worker in 0..3 {
+            let p = PlacementPolicy::OneCpu.for_worker(worker);
+            let cpu = cpus[worker % cpus.len()];
+            assert_eq!((p.client, p.server, p.bus), (Some(cpu), Some(cpu), Some(cpu)));
+        }
+        if cpus.len() > 1 {
+            assert_ne!(
+                PlacementPolicy::OneCpu.for_worker(0),
+                PlacementPolicy::OneCpu.for_worker(1),
+                "two workers on one CPU"
+            );
+        }
     }
 
     #[test]

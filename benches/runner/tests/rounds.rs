@@ -148,6 +148,49 @@ fn buses_are_measured_at_once_with_jobs_and_every_cell_is_kept() {
 }
 
 #[test]
+fn one_cpu_runs_client_server_and_bus_of_a_cell_on_its_worker_cpu() {
+    let profile =
+        "timer = \"direct\"\nsample_size = 10\nwarm_up = 0.01\nmeasurement = 0.02\njobs = 2\nplacement = \"one-cpu\"";
+    // The fault adapter serves on a bus only; the codec cells are the other worker's.
+    let setup = setup_with_profile("placement-one-cpu", &["fault-ok"], &["dbus-daemon"], profile);
+    let (r, log) = run_logged(&setup, &[]);
+    assert!(r.run.complete);
+    assert_eq!(r.run.placement.as_deref(), Some("one-cpu"));
+    let mut cell_cpus = Vec::new();
+    for c in r.cells.iter().filter(|c| c.scenario == "call/void") {
+        let placement = c.measurement().and_then(|m| m.placement.clone()).unwrap_or_default();
+        let cpu = placement
+            .strip_prefix("client=")
+            .and_then(|rest| rest.split(',').next())
+            .unwrap_or_else(|| panic!("{c:?}"));
+        assert_eq!(placement, format!("client={cpu},server={cpu},bus={cpu}"), "{c:?}");
+        cell_cpus.push(cpu.to_string());
+    }
+    assert_eq!(cell_cpus.len(), 1, "{:#?}", r.cells);
+    // The processes ran where the cells say: each server and each timed call
+    // could run on one CPU only, a CPU of the cells.
+    let ipc: Vec<&String> = log
+        .iter()
+        .filter(|l| l.contains(" serve ") || l.contains(" call/void "))
+        .collect();
+    assert!(ipc.len() >= 2, "{log:#?}");
+    for line in ipc {
+        let cpus = line.rsplit("cpus=").next().unwrap();
+        assert!(
+            cell_cpus.iter().any(|c| c == cpus),
+            "{line} not on one of {cell_cpus:?}"
+        );
+    }
+    // The markdown report says so.
+    let o = setup
+        .command(&["report", "--format", "markdown"])
+        .arg(results_file(&setup.out()))
+        .output()
+        .unwrap();
+    assert!(text(&o).contains("on one CPU (`--pin one-cpu`"), "{}", text(&o));
+}
+
+#[test]
 fn a_profile_with_bad_round_settings_is_refused() {
     for (bad, says) in [
         ("rounds = 0", "rounds = 0 must be"),
@@ -157,6 +200,8 @@ fn a_profile_with_bad_round_settings_is_refused() {
         ("cell_budget = nan", "cell_budget = NaN"),
         ("timer = \"sundial\"", "sundial"),
         ("costs = [\"marshal/mixed\"]", "not an IPC scenario"),
+        ("placement = \"everywhere\"", "placement"),
+        ("jobs = 2\nplacement = \"client=0\"", "jobs = 2 runs cells at once"),
     ] {
         let profile = format!("sample_size = 10\nwarm_up = 0.01\nmeasurement = 0.02\n{bad}");
         let setup = setup_with_profile("rounds-bad", &["fault-ok"], &[], &profile);

@@ -54,7 +54,13 @@ fn parallel_clients_match_rules_memory_and_placement() {
                 assert!(p.cpu_ns_per_op > 0.0, "{adapter} {bus} {role}: {p:?}");
                 assert!(p.vm_hwm_kib.is_some_and(|k| k > 0), "{adapter} {bus} {role}: {p:?}");
             }
-            assert_eq!(m.placement.as_deref(), Some("none"), "{adapter} {bus}");
+            // smoke's `one-cpu`: server and bus on the worker's CPU, the clients not pinned.
+            let cpu = worker_cpu(m.placement.as_deref());
+            assert_eq!(
+                m.placement.as_deref(),
+                Some(format!("client={cpu},server={cpu},bus={cpu} (the clients unpinned)").as_str()),
+                "{adapter} {bus}"
+            );
 
             // The runner's rules held on the bus, the adapter's fan-out to one subscriber timed.
             for kind in ["sender", "wildcard"] {
@@ -68,7 +74,8 @@ fn parallel_clients_match_rules_memory_and_placement() {
                     "{adapter} {bus} {kind}: {:?}",
                     m.verification_notes
                 );
-                assert_eq!(m.placement.as_deref(), Some("none"));
+                let cpu = worker_cpu(m.placement.as_deref());
+                assert_eq!(m.placement, Some(format!("client={cpu},server={cpu},bus={cpu}")));
             }
 
             // Every process of a call/void cell has its peak and current resident memory.
@@ -105,7 +112,12 @@ fn parallel_clients_match_rules_memory_and_placement() {
     };
     let md = report("markdown");
     assert!(md.contains("#### peak resident memory (VmHWM"), "{md}");
-    assert!(md.contains("CPU placement of these cells: unpinned"), "{md}");
+    assert!(
+        md.contains(
+            "CPU placement of these cells: client, server and bus daemon of a cell on one CPU (`--pin one-cpu`; CPU "
+        ),
+        "{md}"
+    );
     assert!(md.contains(" calls/s"), "parallel clients' calls/s: {md}");
     let csv = report("csv");
     let header = csv.lines().next().unwrap();
@@ -129,7 +141,16 @@ fn parallel_clients_match_rules_memory_and_placement() {
     let html = report("html");
     assert!(html.contains("eak resident memory (VmHWM"), "HTML cost table");
     assert!(
-        html.contains("CPU placement of these cells: unpinned"),
+        html.contains("CPU placement of these cells: client, server and bus daemon of a cell on one CPU"),
         "HTML placement line"
     );
+}
+
+/// The CPU of a cell placed by `one-cpu` (`client=C,…`).
+fn worker_cpu(placement: Option<&str>) -> usize {
+    placement
+        .and_then(|p| p.strip_prefix("client="))
+        .and_then(|p| p.split(',').next())
+        .and_then(|c| c.parse().ok())
+        .unwrap_or_else(|| panic!("not placed on one CPU: {placement:?}"))
 }

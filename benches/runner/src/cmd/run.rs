@@ -8,7 +8,7 @@ use anyhow::{Context as _, Result};
 
 use super::{exit_code, Context, EXIT_CELL_FAILED, EXIT_INTERRUPTED};
 use crate::output::{errln, out};
-use crate::placement::Placement;
+use crate::placement::PlacementPolicy;
 use crate::{export, run};
 
 #[derive(clap::Args)]
@@ -53,7 +53,7 @@ pub struct Args {
     /// No progress bar.
     #[arg(long)]
     quiet: bool,
-    /// CPU placement for IPC cells, e.g. `client=0,server=1,bus=1` (default: not pinned).
+    /// CPU placement of IPC cells: `one-cpu` (client, server and bus of a cell on one CPU), `none` (unpinned), or `client=0,server=1,bus=1` [default: the profile's `placement`]
     #[arg(long)]
     pin: Option<String>,
     /// Also count instructions per operation of marshal/demarshal cells
@@ -93,7 +93,7 @@ pub fn exec(args: Args, ctx: &Context) -> Result<ExitCode> {
         placement: args
             .pin
             .as_deref()
-            .map(|pin| Placement::parse(pin).with_context(|| format!("--pin {pin:?}")))
+            .map(|pin| PlacementPolicy::parse(pin).with_context(|| format!("--pin {pin:?}")))
             .transpose()?,
         instructions: args.instructions,
         roles: args.roles,

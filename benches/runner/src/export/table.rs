@@ -74,16 +74,56 @@ pub fn placement_line(t: &Table, run_placement: Option<&str>) -> Option<String> 
             }
         }
     }
-    let words = |p: &str| match p {
-        "none" => "unpinned (`--pin none`: the scheduler places client, server and bus)".to_string(),
-        pinned => format!("pinned {pinned}"),
-    };
     let text = match (seen.as_slice(), run_placement) {
-        ([], Some(run)) => format!("{} (the run's; not recorded per cell)", words(run)),
+        ([], Some(run)) => format!("{} (the run's; not recorded per cell)", placement_words(run)),
         ([], None) => return None,
-        (placements, _) => placements.iter().map(|p| words(p)).collect::<Vec<_>>().join("; "),
+        (placements, _) => {
+            // `one-cpu` records each cell's CPU: say "one CPU" once, with the CPUs.
+            let (single, other): (Vec<&str>, Vec<&str>) = placements.iter().partition(|p| one_cpu(p).is_some());
+            let mut cpus: Vec<usize> = single.iter().filter_map(|p| one_cpu(p)).map(|(cpu, _)| cpu).collect();
+            cpus.sort_unstable();
+            cpus.dedup();
+            let mut parts: Vec<String> = Vec::new();
+            for suffix in single.iter().filter_map(|p| one_cpu(p)).map(|(_, s)| s) {
+                let cpus = cpus.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(", ");
+                let part =
+                    format!("client, server and bus daemon of a cell on one CPU (`--pin one-cpu`; CPU {cpus}){suffix}");
+                if !parts.contains(&part) {
+                    parts.push(part);
+                }
+            }
+            parts.extend(other.iter().map(|p| placement_words(p)));
+            parts.join("; ")
+        }
     };
     Some(format!("CPU placement of these cells: {text}"))
+}
+
+fn placement_words(p: &str) -> String {
+    match p {
+        "none" => "unpinned (`--pin none`: the scheduler places client, server and bus)".to_string(),
+        "one-cpu" => "client, server and bus daemon of a cell on one CPU (`--pin one-cpu`)".to_string(),
+        pinned => format!("pinned {pinned}"),
+    }
+}
+
+/// `client=C,server=C,bus=C` (and what follows it, e.g. " (the clients
+/// unpinned)"): the CPU of a cell placed by `one-cpu`, and that suffix.
+fn one_cpu(p: &str) -> Option<(usize, &str)> {
+    let (spec, suffix) = p.split_at(p.find(' ').unwrap_or(p.len()));
+    let mut cpu = None;
+    for (i, part) in spec.split(',').enumerate() {
+        let (role, c) = part.split_once('=')?;
+        if role != *["client", "server", "bus"].get(i)? {
+            return None;
+        }
+        let c: usize = c.parse().ok()?;
+        if cpu.is_some_and(|prev| prev != c) {
+            return None;
+        }
+        cpu = Some(c);
+    }
+    (spec.split(',').count() == 3).then_some((cpu?, suffix))
 }
 
 /// Instructions per operation of a cell (`run --instructions`), when counted.

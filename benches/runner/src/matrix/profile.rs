@@ -1,8 +1,10 @@
 //! A profile of `matrix.toml`: how it measures, and the checks of its numbers.
 
-use anyhow::{ensure, Result};
+use anyhow::{ensure, Context, Result};
 use harness::contract::Timer;
 use serde::Deserialize;
+
+use crate::placement::PlacementPolicy;
 
 /// How a profile measures: the sampling of one round, how many rounds a
 /// cell gets, what runs at once, what is counted (docs/scenarios.md,
@@ -43,6 +45,10 @@ pub struct Profile {
     /// Roles measured by default (`run --roles`): `same` when absent.
     #[serde(default)]
     pub roles: Option<Vec<harness::results::Role>>,
+    /// How IPC cells are placed on CPUs (`run --pin` replaces it): `one-cpu`,
+    /// `none` (the default), or `client=C,server=S,bus=B` ([`crate::placement`]).
+    #[serde(default)]
+    pub placement: Option<String>,
     /// The `call/*` scenarios measured in the client and server roles
     /// (default: every `call/*` scenario of the matrix).
     #[serde(default)]
@@ -152,6 +158,14 @@ impl Profile {
             JOBS.start(),
             JOBS.end()
         );
+        let placement = self.placement_policy().context("placement")?;
+        ensure!(
+            placement.allows_jobs(self.jobs),
+            "placement = {:?} pins every cell to the same CPUs, but jobs = {} runs cells at once: \
+             use \"one-cpu\" (a CPU per worker) or jobs = 1",
+            placement.describe(),
+            self.jobs
+        );
         if let CostSelection::Scenarios(ids) = &self.costs {
             for id in ids {
                 let ipc = harness::scenario::find(id).is_some_and(|s| s.ipc_op().is_some());
@@ -159,6 +173,13 @@ impl Profile {
             }
         }
         Ok(())
+    }
+
+    /// The profile's placement of IPC cells ([`Profile::placement`]).
+    pub fn placement_policy(&self) -> Result<PlacementPolicy> {
+        self.placement
+            .as_deref()
+            .map_or(Ok(PlacementPolicy::Unpinned), PlacementPolicy::parse)
     }
 
     /// Rounds a cell may get at most.

@@ -26,7 +26,7 @@ use anyhow::Result;
 use harness::results::{Cell, CellStatus, Outcome, Plan, ResultsFile, Role};
 
 use crate::matrix::Matrix;
-use crate::placement::Placement;
+use crate::placement::PlacementPolicy;
 use crate::roles::RoleSelection;
 use crate::scratch::Scratch;
 use crate::{adapters, environment, instructions, progress, store};
@@ -51,8 +51,8 @@ pub struct RunOptions {
     /// Per-cell limit; by default derived from the profile.
     pub cell_timeout: Option<Duration>,
     pub progress: bool,
-    /// `None`: not pinned, or the resumed file's placement.
-    pub placement: Option<Placement>,
+    /// `--pin`, or the resumed file's placement; `None`: the profile's.
+    pub placement: Option<PlacementPolicy>,
     /// Also count instructions per operation of codec cells under callgrind.
     pub instructions: bool,
     /// `--roles` (empty: the profile's, or `same`).
@@ -86,13 +86,18 @@ pub fn run(mut opts: RunOptions, interrupted: Arc<AtomicBool>) -> Result<RunSumm
         resume::apply_plan(&mut opts, &r.plan)?;
     }
     let profile_name = opts.profile.clone().unwrap_or_else(|| "quick".into());
-    let placement = opts.placement.unwrap_or_default();
     let profile = opts.matrix.profile(&profile_name)?.clone();
-    if profile.jobs > 1 && placement != Placement::default() {
-        // Pinned placement means one client, server and bus at a time.
+    let placement = match opts.placement {
+        Some(p) => p,
+        None => profile.placement_policy()?,
+    };
+    if !placement.allows_jobs(profile.jobs) {
+        // Fixed CPUs would put two workers' clients, servers and buses together.
         anyhow::bail!(
-            "profile {profile_name:?} runs {} cells at once (jobs), which --pin cannot place; pin with a profile of jobs = 1",
-            profile.jobs
+            "profile {profile_name:?} runs {} cells at once (jobs), which --pin cannot place on fixed CPUs ({}): \
+             use --pin one-cpu (a CPU per worker), or a profile of jobs = 1",
+            profile.jobs,
+            placement.describe()
         );
     }
     let roles = match &resumed {

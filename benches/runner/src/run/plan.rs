@@ -13,7 +13,7 @@ use super::bus_session::SYSTEM_BUS;
 use super::RunOptions;
 use crate::environment;
 use crate::matrix::{AdapterEntry, BusEntry, Profile, ScenarioEntry};
-use crate::placement::Placement;
+use crate::placement::PlacementPolicy;
 use crate::roles::RoleSelection;
 
 /// One cell to run.
@@ -106,7 +106,7 @@ pub fn default_timeout(p: &Profile) -> Duration {
 
 /// A new results file's content (no cells yet) and its name without
 /// `.json`: the run's start and profile. Nothing is written yet.
-pub fn new_results(opts: &RunOptions, profile: &str, placement: &Placement) -> Result<(String, ResultsFile)> {
+pub fn new_results(opts: &RunOptions, profile: &str, placement: &PlacementPolicy) -> Result<(String, ResultsFile)> {
     std::fs::create_dir_all(&opts.out_dir)
         .with_context(|| format!("cannot create the output directory {}", opts.out_dir.display()))?;
     check_writable(&opts.out_dir)?;

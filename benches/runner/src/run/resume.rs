@@ -15,7 +15,7 @@ use sha2::{Digest, Sha256};
 use super::roster::RunAdapter;
 use super::RunOptions;
 use crate::matrix::{AdapterEntry, Matrix, Profile};
-use crate::placement::Placement;
+use crate::placement::PlacementPolicy;
 use crate::{environment, store};
 
 /// What `--resume` asks for.
@@ -117,7 +117,7 @@ pub fn apply_plan(opts: &mut RunOptions, plan: &Plan) -> Result<()> {
     opts.scenarios = plan.resolved.scenarios.clone();
     opts.buses = plan.resolved.buses.clone();
     opts.system_bus = plan.system_bus;
-    opts.placement = Some(Placement::parse(&plan.placement).context("the recorded placement")?);
+    opts.placement = Some(PlacementPolicy::parse(&plan.placement).context("the recorded placement")?);
     opts.instructions = plan.instructions;
     Ok(())
 }

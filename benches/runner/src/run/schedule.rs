@@ -22,7 +22,7 @@ use super::plan::Planned;
 use super::roster::RunAdapter;
 use super::rounds;
 use crate::matrix::{AdapterEntry, BusEntry, Profile};
-use crate::placement::Placement;
+use crate::placement::{Placement, PlacementPolicy};
 use crate::{costs, store};
 
 /// What every worker shares.
@@ -30,7 +30,7 @@ pub struct Shared<'a> {
     pub profile: &'a Profile,
     pub timeout: Duration,
     pub interrupted: &'a AtomicBool,
-    pub placement: Placement,
+    pub placement: PlacementPolicy,
     pub instructions: bool,
     /// Every adapter a cell involves: the selected ones and the reference.
     pub adapters: &'a [&'a AdapterEntry],
@@ -116,6 +116,7 @@ pub fn run(shared: &Shared, groups: Vec<Group>) -> Result<bool> {
                             shared,
                             scratch: &scratch,
                             stop: failed,
+                            placement: shared.placement.for_worker(i),
                         })
                         .group(group)
                         {
@@ -158,6 +159,8 @@ struct Worker<'w> {
     scratch: &'w Path,
     /// Another worker failed: stop as if interrupted.
     stop: &'w AtomicBool,
+    /// The CPUs of this worker's cells.
+    placement: Placement,
 }
 
 impl Worker<'_> {
@@ -170,7 +173,7 @@ impl Worker<'_> {
     fn session<'b>(&self, bus: &'b mut CurrentBus, cell: &Planned) -> Option<cell::Session<'b>> {
         let s = self.shared;
         cell.bus.map(|b| {
-            bus.session(b, s.adapters, self.scratch, s.placement, s.bar, |record| {
+            bus.session(b, s.adapters, self.scratch, self.placement, s.bar, |record| {
                 let mut results = s.results.lock().expect("results");
                 results.buses.retain(|r| r.id != record.id);
                 results.buses.push(record);
@@ -186,7 +189,7 @@ impl Worker<'_> {
             timeout: s.timeout,
             scratch: self.scratch,
             interrupted: s.interrupted,
-            client_cpu: s.placement.client,
+            client_cpu: self.placement.client,
             instructions: s.instructions,
             reference: s.reference.and_then(|id| {
                 let entry = s.adapters.iter().find(|a| a.id == id)?;
@@ -195,7 +198,7 @@ impl Worker<'_> {
                     adapter: s.roster.get(id)?,
                 })
             }),
-            placement: s.placement.describe(),
+            placement: self.placement.describe(),
         };
         let mut bus = CurrentBus::default();
         let mut pending = Vec::new();

@@ -289,13 +289,22 @@ fn main() -> ExitCode {
     )
 }
 
-/// One line per invocation: the id, the command and its `--scenario` value.
+/// One line per invocation: the id, the command, its `--scenario` value and
+/// the CPUs it may run on (`cpus=0-1`).
 fn log_invocation(log: &str, name: &str) {
     use std::io::Write;
     let args: Vec<String> = std::env::args().skip(1).collect();
     let command = args.first().map(String::as_str).unwrap_or("");
     let scenario = args.iter().find_map(|a| a.strip_prefix("--scenario=")).unwrap_or("-");
-    let line = format!("{name} {command} {scenario}\n");
+    // The CPUs it may run on: what the runner's placement (`--pin`) gave it.
+    let cpus = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("Cpus_allowed_list:").map(|v| v.trim().to_string()))
+        })
+        .unwrap_or_else(|| "?".into());
+    let line = format!("{name} {command} {scenario} cpus={cpus}\n");
     let appended = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
