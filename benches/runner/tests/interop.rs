@@ -155,3 +155,70 @@ fn interop_refuses_bad_input() {
         assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o));
     }
 }
+
+#[test]
+fn run_with_interop_records_the_table_of_its_adapters_and_prints_it() {
+    let out = TempDir::new("run-interop");
+    let o = smoke_run_of_repo(
+        out.path(),
+        &[
+            "--adapters",
+            "zbus-6,rustbus-0.19",
+            "--scenarios",
+            "call/void",
+            "--buses",
+            "p2p,dbus-daemon",
+            "--roles",
+            "same",
+            "--interop",
+            "reference",
+        ],
+    )
+    .output()
+    .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    // Printed with the run's tables, and recorded in its results file.
+    assert!(
+        text(&o).contains("### interop: client (row) × server (column)"),
+        "{}",
+        text(&o)
+    );
+    let r = validate(&results_file(out.path()));
+    let t = r.interop.expect("the run recorded its interop table");
+    assert_eq!(t.bus, "dbus-daemon", "dbus-daemon, not the run's first bus");
+    assert_eq!(
+        t.checks,
+        ["call/void", "call/in-out-string", "call/relation-set", "property/get"]
+    );
+    // The run's adapters, each with itself and with the reference (sd-bus), both ways.
+    let mut pairs: Vec<(String, String)> = t.pairs.iter().map(|p| (p.client.clone(), p.server.clone())).collect();
+    pairs.sort();
+    let want = [
+        ("rustbus-0.19", "rustbus-0.19"),
+        ("rustbus-0.19", "systemd-0.11"),
+        ("systemd-0.11", "rustbus-0.19"),
+        ("systemd-0.11", "systemd-0.11"),
+        ("systemd-0.11", "zbus-6"),
+        ("zbus-6", "systemd-0.11"),
+        ("zbus-6", "zbus-6"),
+    ];
+    assert_eq!(
+        pairs,
+        want.map(|(c, s)| (c.to_string(), s.to_string())).to_vec(),
+        "{t:?}"
+    );
+    assert!(t.pairs.iter().all(|p| p.passed()), "{t:?}");
+}
+
+#[test]
+fn run_with_interop_refuses_bad_pairs_and_the_system_bus() {
+    for args in [
+        &["run", "--interop", "some"][..],
+        &["run", "--interop", "all", "--system-bus"],
+    ] {
+        let o = dbus_matrix(&[&["--matrix", repo_matrix().to_str().unwrap()][..], args].concat())
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o));
+    }
+}

@@ -2,10 +2,11 @@
 //! server libraries (not timed), printed and optionally recorded in a
 //! results file, whose reports then show the table.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use anyhow::Result;
+use anyhow::{bail, Context as _, Result};
+use harness::results::{InteropTable, ResultsFile};
 
 use super::{exit_code, Context, OutputFormat, EXIT_CELL_FAILED};
 use crate::interop::{self, Pairs};
@@ -38,6 +39,38 @@ pub struct Args {
     /// No progress lines.
     #[arg(long)]
     quiet: bool,
+}
+
+/// `run --interop`: the default checks between the run's adapters, over
+/// dbus-daemon when the run has it (else its first bus), recorded in the
+/// run's results file (`results`, written to `path`).
+pub fn after_run(
+    results: &mut ResultsFile,
+    path: &Path,
+    pairs: Pairs,
+    reference: Option<String>,
+    ctx: &Context,
+) -> Result<InteropTable> {
+    let plan = results.plan.as_ref().context("the results file has no plan")?;
+    let buses = &plan.resolved.buses;
+    let Some(bus) = buses.iter().find(|b| *b == "dbus-daemon").or(buses.first()) else {
+        bail!("--interop: the run has no bus to check the pairs over (select an IPC scenario and a bus)");
+    };
+    let m = ctx.load_matrix()?;
+    let opts = interop::Options {
+        matrix: &m,
+        adapters: plan.resolved.adapters.clone(),
+        checks: interop::DEFAULT_CHECKS.map(str::to_string).to_vec(),
+        bus: bus.clone(),
+        pairs,
+        reference: reference.or_else(|| plan.roles.as_ref().map(|r| r.reference.clone())),
+        bin_dir: ctx.bin_dir()?,
+        progress: false,
+    };
+    let table = interop::check(&opts, ctx.interrupted())?;
+    results.interop = Some(table.clone());
+    store::write_atomic(path, results)?;
+    Ok(table)
 }
 
 /// Exit 1 when a pair failed a check (as `verify` does), 0 when all passed.

@@ -7,6 +7,7 @@ use std::time::Duration;
 use anyhow::{Context as _, Result};
 
 use super::{exit_code, Context, EXIT_CELL_FAILED, EXIT_INTERRUPTED};
+use crate::interop::Pairs;
 use crate::output::{errln, out};
 use crate::placement::PlacementPolicy;
 use crate::{export, run};
@@ -70,6 +71,13 @@ pub struct Args {
     /// matrix.toml's `[roles] reference`].
     #[arg(long, value_name = "ADAPTER", conflicts_with = "resume")]
     reference: Option<String>,
+    /// After the cells, check (untimed) which client libraries interoperate
+    /// with which servers, as `dbus-matrix interop` does, and record the table
+    /// in the results file: `reference` (each adapter with itself and with the
+    /// reference, both ways) or `all` (every client against every server).
+    /// Over dbus-daemon when the run has it, else the run's first bus.
+    #[arg(long, value_enum, value_name = "PAIRS", conflicts_with = "system_bus")]
+    interop: Option<Pairs>,
 }
 
 pub fn exec(args: Args, ctx: &Context) -> Result<ExitCode> {
@@ -97,9 +105,14 @@ pub fn exec(args: Args, ctx: &Context) -> Result<ExitCode> {
             .transpose()?,
         instructions: args.instructions,
         roles: args.roles,
-        reference: args.reference,
+        reference: args.reference.clone(),
     };
-    let summary = run::run(opts, ctx.interrupted.clone())?;
+    let mut summary = run::run(opts, ctx.interrupted.clone())?;
+    let mut interop_passed = true;
+    if let (Some(pairs), false) = (args.interop, summary.interrupted) {
+        let table = super::interop::after_run(&mut summary.results, &summary.path, pairs, args.reference, ctx)?;
+        interop_passed = table.pairs.iter().all(|p| p.passed());
+    }
     out!("{}", export::markdown::render(&summary.results))?;
     let failed = summary.failed();
     for c in &failed {
@@ -124,5 +137,8 @@ pub fn exec(args: Args, ctx: &Context) -> Result<ExitCode> {
         );
         return Ok(ExitCode::from(EXIT_INTERRUPTED));
     }
-    Ok(exit_code(failed.is_empty(), EXIT_CELL_FAILED))
+    if !interop_passed {
+        errln!("interop: a pair failed (the report's interop table says which and why)");
+    }
+    Ok(exit_code(failed.is_empty() && interop_passed, EXIT_CELL_FAILED))
 }
