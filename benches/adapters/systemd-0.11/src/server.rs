@@ -139,7 +139,8 @@ fn run(bus: &mut BusRef) -> Result<()> {
 
 fn register(bus: &BusRef, svc: Arc<Service>) -> Result<()> {
     bus.add_object_vtable(h::OBJECT_PATH, h::INTERFACE, vtable(svc)?)
-        .context("registering the object vtable")
+        .context("registering the object vtable")?;
+    crate::props::register(bus)
 }
 
 fn serve_bus(address: &str, service_name: &str, ready: &mut dyn FnMut()) -> Result<()> {
