@@ -29,14 +29,17 @@ pub fn add_objects(cr: &mut Crossroads) {
                 match value {
                     PropValue::Str(_) => {
                         b.property::<String, _>(name)
+                            .emits_changed_const()
                             .get(move |_, i: &mut usize| Ok(str_of(&item_value(*i, name))));
                     }
                     PropValue::U32(_) => {
                         b.property::<u32, _>(name)
+                            .emits_changed_const()
                             .get(move |_, i: &mut usize| Ok(u32_of(&item_value(*i, name))));
                     }
                     PropValue::Bool(_) => {
                         b.property::<bool, _>(name)
+                            .emits_changed_const()
                             .get(move |_, i: &mut usize| Ok(bool_of(&item_value(*i, name))));
                     }
                 }
@@ -82,13 +85,15 @@ fn bool_of(v: &PropValue) -> bool {
 fn add_property(b: &mut IfaceBuilder<()>, name: String, value: PropValue) {
     match value {
         PropValue::Str(s) => {
-            b.property::<String, _>(name).get(move |_, _| Ok(s.clone()));
+            b.property::<String, _>(name)
+                .emits_changed_const()
+                .get(move |_, _| Ok(s.clone()));
         }
         PropValue::U32(u) => {
-            b.property::<u32, _>(name).get(move |_, _| Ok(u));
+            b.property::<u32, _>(name).emits_changed_const().get(move |_, _| Ok(u));
         }
         PropValue::Bool(v) => {
-            b.property::<bool, _>(name).get(move |_, _| Ok(v));
+            b.property::<bool, _>(name).emits_changed_const().get(move |_, _| Ok(v));
         }
     }
 }

@@ -112,9 +112,12 @@ impl Interface for PropsObject {
         let pad = " ".repeat(level);
         let _ = writeln!(writer, "{pad}<interface name=\"{}\">", p::PROPS_INTERFACE);
         for (name, sig) in &self.signatures {
+            // Constant: sd-bus and busctl show it as `const`, as for the other servers' tables.
             let _ = writeln!(
                 writer,
-                "{pad}  <property name=\"{name}\" type=\"{sig}\" access=\"read\"/>"
+                "{pad}  <property name=\"{name}\" type=\"{sig}\" access=\"read\">\n{pad}    \
+                 <annotation name=\"org.freedesktop.DBus.Property.EmitsChangedSignal\" value=\"const\"/>\n\
+                 {pad}  </property>"
             );
         }
         let _ = writeln!(writer, "{pad}</interface>");
