@@ -254,11 +254,13 @@ impl h::Ipc for ZbusIpc {
                     let guid = guid.clone();
                     std::thread::spawn(move || {
                         let served = block_on(async {
-                            let builder = connection::Builder::unix_stream(stream)
+                            // Not the property/object-manager objects: see `props::NOT_PEER_TO_PEER`.
+                            let conn = connection::Builder::unix_stream(stream)
                                 .server(guid)
                                 .p2p()
-                                .serve_at(h::OBJECT_PATH, BenchService::new(""));
-                            let conn = crate::props::serve_at(builder).build().await?;
+                                .serve_at(h::OBJECT_PATH, BenchService::new(""))
+                                .build()
+                                .await?;
                             conn.closed().await;
                             zbus::Result::Ok(())
                         });
@@ -290,6 +292,11 @@ impl h::Ipc for ZbusIpc {
             let _keep = &conn;
             ping_digest(block_on(stream.next()))
         }))
+    }
+
+    fn unsupported_ipc(&self, op: IpcOp, p2p: bool) -> Option<String> {
+        (p2p && matches!(op, IpcOp::PropertyGetAll(_) | IpcOp::ManagedObjects(_)))
+            .then(|| crate::props::NOT_PEER_TO_PEER.to_owned())
     }
 
     fn implements(&self, op: IpcOp) -> bool {

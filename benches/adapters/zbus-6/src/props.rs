@@ -166,7 +166,15 @@ fn item(i: usize) -> Item {
     it
 }
 
-/// Every object of both families on `server`: the props objects, then per
+/// Why the adapter's p2p server does not serve them (an adapter choice, not a zbus limit).
+pub const NOT_PEER_TO_PEER: &str = "this adapter does not serve property/get-all and objects/get-managed-objects \
+     peer to peer yet: zbus's object server is per connection, and registering both families' 2020 objects on \
+     every accepted connection (fdo::ObjectManager announcing each child with InterfacesAdded) made every \
+     peer-to-peer connection of this server about 30 ms slower (property/cold-start went from about 10-17 ms to \
+     37-48 ms here), which would change the other p2p cells; objects built only when first asked for are not \
+     written yet";
+
+/// Every object of both families on `server` (a bus server's one connection): the props objects, then per
 /// manager its children and last the manager (which announces them once).
 pub async fn serve_all(server: &ObjectServer) -> zbus::Result<()> {
     for n in p::PROPS_COUNTS {
@@ -177,19 +185,6 @@ pub async fn serve_all(server: &ObjectServer) -> zbus::Result<()> {
         server.at(p::objects_path(n), fdo::ObjectManager).await?;
     }
     Ok(())
-}
-
-/// The same objects added to a connection builder (peer to peer: registered
-/// before the connection answers its first call).
-pub fn serve_at(mut b: zbus::connection::Builder<'_>) -> zbus::connection::Builder<'_> {
-    for n in p::PROPS_COUNTS {
-        b = b.serve_at(p::props_path(n), PropsObject::new(n));
-        for i in 0..n {
-            b = b.serve_at(p::object_child_path(n, i), item(i));
-        }
-        b = b.serve_at(p::objects_path(n), fdo::ObjectManager);
-    }
-    b
 }
 
 /// The destination of the client's calls: the service name on a bus; peer to
