@@ -88,7 +88,7 @@ pub fn property_value(i: usize) -> PropValue {
     match i % 3 {
         0 => PropValue::Str(format!("value {i}")),
         1 => PropValue::U32(i as u32 * 7),
-        _ => PropValue::Bool(i % 2 == 0),
+        _ => PropValue::Bool(i.is_multiple_of(2)),
     }
 }
 
@@ -100,7 +100,7 @@ pub fn properties(n: usize) -> Vec<(String, PropValue)> {
 /// The properties of [`ITEM_INTERFACE`] on child `i`, in name order.
 pub fn item_properties(i: usize) -> Vec<(&'static str, PropValue)> {
     vec![
-        ("Enabled", PropValue::Bool(i % 2 == 1)),
+        ("Enabled", PropValue::Bool(!i.is_multiple_of(2))),
         ("Id", PropValue::Str(format!("item-{i}"))),
         ("Index", PropValue::U32(i as u32)),
     ]
