@@ -25,6 +25,7 @@ use std::path::PathBuf;
 use crate::digest::Digest;
 
 pub mod introspect;
+pub mod props;
 pub mod standard;
 
 pub const OBJECT_PATH: &str = "/io/killing/spark";
@@ -258,6 +259,14 @@ pub enum IpcOp {
     /// idle; one op = close the previous batch (if any), open `n`. The runner also
     /// reads the bus daemon's memory with the `n` held (`repeat --windows 1`).
     IdleConnections(usize),
+    /// One `org.freedesktop.DBus.Properties.GetAll` of the `n` properties of
+    /// [`props::PROPS_INTERFACE`] at [`props::props_path`]`(n)`, through the
+    /// library's property client API.
+    PropertyGetAll(usize),
+    /// One `org.freedesktop.DBus.ObjectManager.GetManagedObjects` of the manager
+    /// at [`props::objects_path`]`(n)` (`n` children), through the library's
+    /// ObjectManager client API where it has one.
+    ManagedObjects(usize),
     /// A whole new process: connect, read `Items`, print it, exit (`cold-start` command).
     PropertyColdStart,
     /// Emit `Ping` on one connection and receive it on a second one of the same process.
@@ -306,6 +315,8 @@ impl IpcOp {
             IpcOp::EmitReceive => d.str(SIGNAL_TEXT),
             IpcOp::InFlight(n) => return in_flight_digest((0..n).map(|i| in_flight_arg(i) + 1)),
             IpcOp::IdleConnections(n) => d.len(n),
+            IpcOp::PropertyGetAll(n) => return props::expected_get_all_digest(n),
+            IpcOp::ManagedObjects(n) => return props::expected_managed_objects_digest(n),
             IpcOp::Fanout(_) | IpcOp::NonmatchingRules(_) | IpcOp::ConnectHello | IpcOp::ConnectMarshalSend => {}
         }
         d.finish()
@@ -314,7 +325,10 @@ impl IpcOp {
     /// The ops an adapter implements only where it says so ([`Ipc::implements`]):
     /// those added after the first adapters were written, rolled out adapter by adapter.
     pub fn opt_in(self) -> bool {
-        matches!(self, IpcOp::InFlight(_) | IpcOp::IdleConnections(_))
+        matches!(
+            self,
+            IpcOp::InFlight(_) | IpcOp::IdleConnections(_) | IpcOp::PropertyGetAll(_) | IpcOp::ManagedObjects(_)
+        )
     }
 
     /// The scenario id without its size (`call/in-flight`), for reasons.
@@ -326,6 +340,8 @@ impl IpcOp {
             IpcOp::PropertyGet => "property/get",
             IpcOp::PropertyGetX100 => "property/get-x100",
             IpcOp::PropertyColdStart => "property/cold-start",
+            IpcOp::PropertyGetAll(_) => "property/get-all",
+            IpcOp::ManagedObjects(_) => "objects/get-managed-objects",
             IpcOp::EmitReceive => "signal/emit-receive",
             IpcOp::Fanout(_) => "signal/fanout",
             IpcOp::NonmatchingRules(_) => "signal/nonmatching-rules",

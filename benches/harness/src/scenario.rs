@@ -162,6 +162,20 @@ fn ipc_scenarios(out: &mut Vec<Scenario>) {
         IpcOp::PropertyGetX100,
         "100 reads of Items on one connection".into(),
     );
+    for n in ipc::props::PROPS_COUNTS {
+        add(
+            format!("property/get-all/{n}"),
+            IpcOp::PropertyGetAll(n),
+            format!("one Properties.GetAll of an interface with {n} properties (s, u, b)"),
+        );
+    }
+    for n in ipc::props::PROPS_COUNTS {
+        add(
+            format!("objects/get-managed-objects/{n}"),
+            IpcOp::ManagedObjects(n),
+            format!("one ObjectManager.GetManagedObjects returning {n} objects of 3 properties each"),
+        );
+    }
     add(
         "property/cold-start".into(),
         IpcOp::PropertyColdStart,

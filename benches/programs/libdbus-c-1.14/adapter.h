@@ -43,7 +43,8 @@ uint64_t body_digest(const body_t *b);
 
 typedef enum {
     OP_CALL, OP_ECHO, OP_PROP_GET, OP_PROP_X100, OP_COLD_START, OP_EMIT_RECEIVE, OP_FANOUT,
-    OP_NONMATCHING, OP_HELLO, OP_MARSHAL_SEND, OP_RAW_SOCKET, OP_IN_FLIGHT, OP_IDLE
+    OP_NONMATCHING, OP_HELLO, OP_MARSHAL_SEND, OP_RAW_SOCKET, OP_IN_FLIGHT, OP_IDLE,
+    OP_GET_ALL, OP_MANAGED_OBJECTS
 } op_kind;
 typedef struct { op_kind kind; int method; long n; } op_t;
 typedef struct { const char *slug, *member, *in, *out; } method_t;

@@ -104,6 +104,7 @@ static const long ECHO[] = {1, 64, 1024, 4096, 32768, 131072, 1048576};
 static const long FANOUT[] = {1, 10, 100};
 static const long RULES[] = {10, 100, 1000, 10000};
 static const long IN_FLIGHT[] = {1, 10, 100, 1000};
+static const long PROPS[] = {10, 1000};
 static const long IDLE[] = {10, 100, 1000, 10000};
 
 static void add(scenario_t *out, int *n, const char *id, char kind, const char *payload, op_kind k, int m, long v) {
@@ -138,6 +139,15 @@ int scenarios(scenario_t *out) {
     }
     add(out, &n, "property/get", 'i', NULL, OP_PROP_GET, 0, 0);
     add(out, &n, "property/get-x100", 'i', NULL, OP_PROP_X100, 0, 0);
+    /* ipc/props.rs: PROPS_COUNTS, the same n for both families */
+    for (int i = 0; i < 2; i++) {
+        snprintf(id, sizeof id, "property/get-all/%ld", PROPS[i]);
+        add(out, &n, id, 'i', NULL, OP_GET_ALL, 0, PROPS[i]);
+    }
+    for (int i = 0; i < 2; i++) {
+        snprintf(id, sizeof id, "objects/get-managed-objects/%ld", PROPS[i]);
+        add(out, &n, id, 'i', NULL, OP_MANAGED_OBJECTS, 0, PROPS[i]);
+    }
     add(out, &n, "property/cold-start", 'i', NULL, OP_COLD_START, 0, 0);
     add(out, &n, "signal/emit-receive", 'i', NULL, OP_EMIT_RECEIVE, 0, 0);
     for (int i = 0; i < 3; i++) {

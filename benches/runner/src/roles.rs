@@ -20,11 +20,13 @@ pub struct RolesConfig {
 }
 
 /// Whether a scenario can be measured in the client and server roles: a
-/// method call (`call/*`), whose two sides are separate processes.
+/// method call (`call/*`, and the `GetAll`/`GetManagedObjects` calls of
+/// `property/get-all` and `objects/get-managed-objects`), whose two sides are
+/// separate processes.
 pub fn has_roles(scenario: &str) -> bool {
     matches!(
         harness::scenario::find(scenario).and_then(|s| s.ipc_op()),
-        Some(IpcOp::Call(_) | IpcOp::EchoBytes(_))
+        Some(IpcOp::Call(_) | IpcOp::EchoBytes(_) | IpcOp::PropertyGetAll(_) | IpcOp::ManagedObjects(_))
     )
 }
 
@@ -33,7 +35,8 @@ pub fn check_profile(name: &str, p: &Profile) -> Result<()> {
     for s in p.role_scenarios.iter().flatten() {
         ensure!(
             has_roles(s),
-            "profile {name:?}: role_scenarios names {s:?}, which is not a call/* scenario"
+            "profile {name:?}: role_scenarios names {s:?}, which is not a call/* (or property/get-all, \
+             objects/get-managed-objects) scenario"
         );
     }
     Ok(())
@@ -154,6 +157,8 @@ mod tests {
         assert!(has_roles("call/void"));
         assert!(has_roles("call/echo-bytes/1024"));
         assert!(!has_roles("property/get"));
+        assert!(has_roles("property/get-all/1000"));
+        assert!(has_roles("objects/get-managed-objects/10"));
         assert!(!has_roles("signal/fanout/10"));
         assert!(!has_roles("marshal/mixed"));
     }

@@ -29,6 +29,7 @@ mod matrix_smoke;
 mod matrix_validation;
 mod own_lockfiles;
 mod program_adapters;
+mod props;
 mod provenance;
 mod raw_samples;
 mod real_clients;

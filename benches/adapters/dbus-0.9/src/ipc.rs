@@ -150,7 +150,8 @@ impl h::Ipc for DbusIpc {
             reply == RequestNameReply::PrimaryOwner,
             "requesting {service_name}: {reply:?}"
         );
-        let cr = service::crossroads(service_name);
+        let mut cr = service::crossroads(service_name);
+        crate::props::add_objects(&mut cr);
         ready();
         // Calls that arrived before this wait in libdbus's queue.
         cr.serve(&conn)?;
@@ -174,7 +175,9 @@ impl h::Ipc for DbusIpc {
     }
 
     fn implements(&self, op: IpcOp) -> bool {
-        !op.opt_in() || matches!(op, IpcOp::InFlight(_) | IpcOp::IdleConnections(_))
+        !op.opt_in()
+            || matches!(op, IpcOp::InFlight(_) | IpcOp::IdleConnections(_))
+            || matches!(op, IpcOp::PropertyGetAll(_) | IpcOp::ManagedObjects(_))
     }
 
     /// `Channel::open_private` + `register` (Hello); dropping it closes the private connection.
@@ -185,6 +188,14 @@ impl h::Ipc for DbusIpc {
     fn client<'a>(&'a mut self, transport: &Transport, op: IpcOp) -> Result<Op<'a>> {
         let t = transport.clone();
         Ok(match op {
+            IpcOp::PropertyGetAll(n) => {
+                let proxy = crate::props::proxy(connect(&t)?, t.service_name(), h::props::props_path(n), TIMEOUT);
+                Box::new(move || crate::props::get_all(&proxy))
+            }
+            IpcOp::ManagedObjects(n) => {
+                let proxy = crate::props::proxy(connect(&t)?, t.service_name(), h::props::objects_path(n), TIMEOUT);
+                Box::new(move || crate::props::managed_objects(&proxy))
+            }
             IpcOp::Call(m) => {
                 let proxy = connect_proxy(&t)?;
                 Box::new(move || call(&proxy, m))

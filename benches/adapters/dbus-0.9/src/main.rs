@@ -11,4 +11,5 @@ harness::adapter_main!(
 
 mod codec;
 mod ipc;
+mod props;
 mod service;

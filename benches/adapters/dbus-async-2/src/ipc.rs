@@ -419,7 +419,9 @@ impl h::Ipc for DbusAsyncIpc {
             | IpcOp::InFlight(_)
             | IpcOp::PropertyGet
             | IpcOp::PropertyGetX100
-            | IpcOp::PropertyColdStart => {
+            | IpcOp::PropertyColdStart
+            | IpcOp::PropertyGetAll(_)
+            | IpcOp::ManagedObjects(_) => {
                 Some(format!("{READER_STOPS} GDBus writes one on every call without arguments (gdbus call, Introspect from \
                      GLib clients): the server stops answering anyone, so dbus-async cannot serve the benchmark service"))
             }
@@ -487,6 +489,7 @@ impl h::Ipc for DbusAsyncIpc {
         let t = transport.clone();
         let rt = self.runtime()?;
         Ok(match op {
+            IpcOp::PropertyGetAll(_) | IpcOp::ManagedObjects(_) => bail!(harness::ipc::not_implemented(op)),
             IpcOp::Call(m) => {
                 let conn = rt.block_on(connect(&t))?;
                 Box::new(move || rt.block_on(bench_call(&conn.dbus, &t, m)))

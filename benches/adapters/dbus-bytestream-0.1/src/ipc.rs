@@ -323,6 +323,7 @@ impl h::Ipc for BytestreamIpc {
         let t = transport.clone();
         let service_name = t.service_name().to_owned();
         Ok(match op {
+            IpcOp::PropertyGetAll(_) | IpcOp::ManagedObjects(_) => bail!(harness::ipc::not_implemented(op)),
             IpcOp::Call(m) => {
                 let conn = connect(&t)?;
                 Box::new(move || call_method(&conn, &service_name, m))

@@ -424,6 +424,7 @@ impl h::Ipc for RustbusIpc {
     fn client<'a>(&'a mut self, transport: &Transport, op: IpcOp) -> Result<Op<'a>> {
         let t = transport.clone();
         Ok(match op {
+            IpcOp::PropertyGetAll(_) | IpcOp::ManagedObjects(_) => bail!(harness::ipc::not_implemented(op)),
             IpcOp::Call(m) => {
                 let mut client = Client::new(&t)?;
                 Box::new(move || client.method(m))

@@ -34,6 +34,7 @@ pub struct SdBusIpc;
 
 const PROPERTIES: &CStr = c"org.freedesktop.DBus.Properties";
 const GET: &CStr = c"Get";
+const OBJECT_MANAGER: &CStr = c"org.freedesktop.DBus.ObjectManager";
 
 /// A D-Bus error reply (the crate's `bus::Error` holds raw pointers, so it is copied into text).
 fn dbus_error(e: bus::Error) -> anyhow::Error {
@@ -239,9 +240,36 @@ impl h::Ipc for SdBusIpc {
         Ok(Box::new(move || receive_ping(&mut bus)))
     }
 
+    fn unsupported_ipc(&self, op: IpcOp, p2p: bool) -> Option<String> {
+        (p2p && matches!(op, IpcOp::PropertyGetAll(_) | IpcOp::ManagedObjects(_)))
+            .then(|| crate::props::NOT_PEER_TO_PEER.to_owned())
+    }
+
+    fn implements(&self, op: IpcOp) -> bool {
+        !op.opt_in() || matches!(op, IpcOp::PropertyGetAll(_) | IpcOp::ManagedObjects(_))
+    }
+
     fn client<'a>(&'a mut self, transport: &Transport, op: IpcOp) -> Result<Op<'a>> {
         let t = transport.clone();
         Ok(match op {
+            IpcOp::PropertyGetAll(n) => {
+                let mut c = Client::new(&t)?;
+                c.path = CString::new(h::props::props_path(n))?;
+                Box::new(move || {
+                    let mut reply = c.call(Some(PROPERTIES), c"GetAll", |msg, _| {
+                        Ok(msg.append(h::props::PROPS_INTERFACE)?)
+                    })?;
+                    crate::props::get_all_digest(&mut reply)
+                })
+            }
+            IpcOp::ManagedObjects(n) => {
+                let mut c = Client::new(&t)?;
+                c.path = CString::new(h::props::objects_path(n))?;
+                Box::new(move || {
+                    let mut reply = c.call(Some(OBJECT_MANAGER), c"GetManagedObjects", |_, _| Ok(()))?;
+                    crate::props::managed_objects_digest(&mut reply)
+                })
+            }
             IpcOp::Call(m) => {
                 let mut client = Client::new(&t)?;
                 let member = CString::new(m.member())?;

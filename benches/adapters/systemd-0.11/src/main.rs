@@ -26,6 +26,7 @@ use harness::scenario::{Kind, Scenario};
 use harness::{Codec, Digest, Shape};
 
 mod ipc;
+mod props;
 mod raw;
 mod server;
 

@@ -145,6 +145,8 @@ fn register(bus: &BusRef, svc: Arc<Service>) -> Result<()> {
 fn serve_bus(address: &str, service_name: &str, ready: &mut dyn FnMut()) -> Result<()> {
     let mut bus = raw::connect(&CString::new(address)?, true).context("connecting to the bus")?;
     register(&bus, Arc::new(Service::new(service_name)?))?;
+    // On the bus only: see `props::NOT_PEER_TO_PEER`.
+    crate::props::register(&bus)?;
     // No flags: DO_NOT_QUEUE and no replacement either way; sd-bus fails with EEXIST when the name is owned.
     bus.request_name(service_name, 0)
         .with_context(|| format!("requesting {service_name}"))?;

@@ -486,6 +486,7 @@ impl h::Ipc for TokioDbusIpc {
     fn client<'a>(&'a mut self, transport: &Transport, op: IpcOp) -> Result<Op<'a>> {
         let t = transport.clone();
         Ok(match op {
+            IpcOp::PropertyGetAll(_) | IpcOp::ManagedObjects(_) => bail!(harness::ipc::not_implemented(op)),
             IpcOp::Call(m) => {
                 let (rt, mut peer) = connected(&t)?;
                 Box::new(move || rt.block_on(peer.method(m)))

@@ -234,6 +234,9 @@ impl h::Ipc for ZbusIpc {
                     .build()
                     .await
                     .with_context(|| format!("connecting the server to the bus and requesting {service_name}"))?;
+                crate::props::serve_all(_conn.object_server())
+                    .await
+                    .context("serving the property and object-manager objects")?;
                 ready();
                 std::future::pending::<()>().await;
                 Ok(())
@@ -251,6 +254,7 @@ impl h::Ipc for ZbusIpc {
                     let guid = guid.clone();
                     std::thread::spawn(move || {
                         let served = block_on(async {
+                            // Not the property/object-manager objects: see `props::NOT_PEER_TO_PEER`.
                             let conn = connection::Builder::unix_stream(stream)
                                 .server(guid)
                                 .p2p()
@@ -290,8 +294,15 @@ impl h::Ipc for ZbusIpc {
         }))
     }
 
+    fn unsupported_ipc(&self, op: IpcOp, p2p: bool) -> Option<String> {
+        (p2p && matches!(op, IpcOp::PropertyGetAll(_) | IpcOp::ManagedObjects(_)))
+            .then(|| crate::props::NOT_PEER_TO_PEER.to_owned())
+    }
+
     fn implements(&self, op: IpcOp) -> bool {
-        !op.opt_in() || matches!(op, IpcOp::InFlight(_) | IpcOp::IdleConnections(_))
+        !op.opt_in()
+            || matches!(op, IpcOp::InFlight(_) | IpcOp::IdleConnections(_))
+            || matches!(op, IpcOp::PropertyGetAll(_) | IpcOp::ManagedObjects(_))
     }
 
     fn idle_connection(&mut self, transport: &Transport) -> Result<Box<dyn std::any::Any>> {
@@ -301,6 +312,14 @@ impl h::Ipc for ZbusIpc {
     fn client<'a>(&'a mut self, transport: &Transport, op: IpcOp) -> Result<Op<'a>> {
         let t = transport.clone();
         Ok(match op {
+            IpcOp::PropertyGetAll(n) => {
+                let proxy = block_on(async { crate::props::get_all_client(&connect(&t).await?, &t, n).await })?;
+                Box::new(move || block_on(crate::props::get_all(&proxy)))
+            }
+            IpcOp::ManagedObjects(n) => {
+                let proxy = block_on(async { crate::props::managed_objects_client(&connect(&t).await?, &t, n).await })?;
+                Box::new(move || block_on(crate::props::managed_objects(&proxy)))
+            }
             IpcOp::Call(m) => {
                 let proxy = block_on(connect_proxy(&t))?;
                 Box::new(move || Ok(block_on(call(&proxy, m))?))

@@ -19,6 +19,7 @@ use zbus::wire::{as_variant, DynamicDeserialize, DynamicType, Endian, Signature}
 use zbus::Type;
 
 mod ipc;
+mod props;
 // The executor of the IPC side: zbus' own (this package) or Tokio (package
 // adapter-zbus-6-tokio, built from this same source with its `tokio-runtime` feature).
 #[cfg_attr(feature = "tokio-runtime", path = "runtime_tokio.rs")]

@@ -144,7 +144,13 @@ IN_FLIGHT_COUNTS = [1, 10, 100, 1000]
 IDLE_CONNECTION_COUNTS = [10, 100, 1000, 10000]
 # ipc.rs `IpcOp::opt_in`: ops an adapter runs only where it says so (its
 # `implements`); elsewhere "this adapter does not implement <family> yet".
-OPT_IN_FAMILIES = {"in-flight": "call/in-flight", "idle-connections": "connect/idle-connections"}
+PROPS_COUNTS = [10, 1000]
+OPT_IN_FAMILIES = {
+    "in-flight": "call/in-flight",
+    "idle-connections": "connect/idle-connections",
+    "property-get-all": "property/get-all",
+    "get-managed-objects": "objects/get-managed-objects",
+}
 
 # (slug, member, in signature, out signature), in Method::ALL order.
 METHODS = [
@@ -243,6 +249,10 @@ def scenarios():
         out.append(("call/in-flight/%d" % n, ("ipc", ("in-flight", n))))
     out.append(("property/get", ("ipc", ("property-get", None))))
     out.append(("property/get-x100", ("ipc", ("property-get-x100", None))))
+    for n in PROPS_COUNTS:
+        out.append(("property/get-all/%d" % n, ("ipc", ("property-get-all", n))))
+    for n in PROPS_COUNTS:
+        out.append(("objects/get-managed-objects/%d" % n, ("ipc", ("get-managed-objects", n))))
     out.append(("property/cold-start", ("ipc", ("property-cold-start", None))))
     out.append(("signal/emit-receive", ("ipc", ("emit-receive", None))))
     for n in FANOUT_SIZES:

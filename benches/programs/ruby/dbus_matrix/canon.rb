@@ -136,6 +136,8 @@ module DbusMatrix
       IN_FLIGHT_COUNTS.each { |n| out << ["call/in-flight/#{n}", ["ipc", ["in-flight", n]]] }
       out << ["property/get", ["ipc", ["property-get", nil]]]
       out << ["property/get-x100", ["ipc", ["property-get-x100", nil]]]
+      PROPS_COUNTS.each { |n| out << ["property/get-all/#{n}", ["ipc", ["property-get-all", n]]] }
+      PROPS_COUNTS.each { |n| out << ["objects/get-managed-objects/#{n}", ["ipc", ["get-managed-objects", n]]] }
       out << ["property/cold-start", ["ipc", ["property-cold-start", nil]]]
       out << ["signal/emit-receive", ["ipc", ["emit-receive", nil]]]
       [1, 10, 100].each { |n| out << ["signal/fanout/#{n}", ["ipc", ["fanout", n]]] }
@@ -174,7 +176,13 @@ module DbusMatrix
     IDLE_CONNECTION_COUNTS = [10, 100, 1000, 10000].freeze
     # ipc.rs `IpcOp::opt_in`: ops an adapter runs only where it says so (its
     # IMPLEMENTS); elsewhere "this adapter does not implement <family> yet".
-    OPT_IN_FAMILIES = { "in-flight" => "call/in-flight", "idle-connections" => "connect/idle-connections" }.freeze
+    PROPS_COUNTS = [10, 1000].freeze
+    OPT_IN_FAMILIES = {
+      "in-flight" => "call/in-flight",
+      "idle-connections" => "connect/idle-connections",
+      "property-get-all" => "property/get-all",
+      "get-managed-objects" => "objects/get-managed-objects"
+    }.freeze
 
     NEEDS_BUS = {
       "connect-hello" => "peer to peer there is no bus to say Hello to: a p2p connection is SASL only",
