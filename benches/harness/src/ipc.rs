@@ -19,11 +19,16 @@
 //! Property `Items` (`a(ss)`, read-only) on the same interface: 10 pairs
 //! ("id{i}", "Item number {i}"). Signal `Ping` (`s`, "Testtest") on the same
 //! interface and path, emitted by clients in the signal scenarios.
+//!
+//! `ReadFd` (`h` in, `t` out) is on a second interface of the same object,
+//! [`fd_passing::FD_INTERFACE`], served only where an adapter implements
+//! `call/fd-passing/<size>` (see [`fd_passing`]).
 
 use std::path::PathBuf;
 
 use crate::digest::Digest;
 
+pub mod fd_passing;
 pub mod introspect;
 pub mod standard;
 
@@ -258,6 +263,9 @@ pub enum IpcOp {
     /// idle; one op = close the previous batch (if any), open `n`. The runner also
     /// reads the bus daemon's memory with the `n` held (`repeat --windows 1`).
     IdleConnections(usize),
+    /// `ReadFd` of [`fd_passing::FD_INTERFACE`] with a memfd of this many bytes
+    /// (written once, at setup); one op = the call with the fd and its reply.
+    FdPassing(usize),
     /// A whole new process: connect, read `Items`, print it, exit (`cold-start` command).
     PropertyColdStart,
     /// Emit `Ping` on one connection and receive it on a second one of the same process.
@@ -306,6 +314,7 @@ impl IpcOp {
             IpcOp::EmitReceive => d.str(SIGNAL_TEXT),
             IpcOp::InFlight(n) => return in_flight_digest((0..n).map(|i| in_flight_arg(i) + 1)),
             IpcOp::IdleConnections(n) => d.len(n),
+            IpcOp::FdPassing(n) => return fd_passing::fd_digest(&fd_passing::fd_payload(n)),
             IpcOp::Fanout(_) | IpcOp::NonmatchingRules(_) | IpcOp::ConnectHello | IpcOp::ConnectMarshalSend => {}
         }
         d.finish()
@@ -314,7 +323,10 @@ impl IpcOp {
     /// The ops an adapter implements only where it says so ([`Ipc::implements`]):
     /// those added after the first adapters were written, rolled out adapter by adapter.
     pub fn opt_in(self) -> bool {
-        matches!(self, IpcOp::InFlight(_) | IpcOp::IdleConnections(_))
+        matches!(
+            self,
+            IpcOp::InFlight(_) | IpcOp::IdleConnections(_) | IpcOp::FdPassing(_)
+        )
     }
 
     /// The scenario id without its size (`call/in-flight`), for reasons.
@@ -323,6 +335,7 @@ impl IpcOp {
             IpcOp::Call(_) => "call",
             IpcOp::EchoBytes(_) => "call/echo-bytes",
             IpcOp::InFlight(_) => "call/in-flight",
+            IpcOp::FdPassing(_) => "call/fd-passing",
             IpcOp::PropertyGet => "property/get",
             IpcOp::PropertyGetX100 => "property/get-x100",
             IpcOp::PropertyColdStart => "property/cold-start",

@@ -20,11 +20,11 @@ pub struct RolesConfig {
 }
 
 /// Whether a scenario can be measured in the client and server roles: a
-/// method call (`call/*`), whose two sides are separate processes.
+/// method call (`call/*`, fd passing included), whose two sides are separate processes.
 pub fn has_roles(scenario: &str) -> bool {
     matches!(
         harness::scenario::find(scenario).and_then(|s| s.ipc_op()),
-        Some(IpcOp::Call(_) | IpcOp::EchoBytes(_))
+        Some(IpcOp::Call(_) | IpcOp::EchoBytes(_) | IpcOp::FdPassing(_))
     )
 }
 
@@ -153,6 +153,7 @@ mod tests {
     fn only_call_scenarios_have_roles() {
         assert!(has_roles("call/void"));
         assert!(has_roles("call/echo-bytes/1024"));
+        assert!(has_roles("call/fd-passing/4096"));
         assert!(!has_roles("property/get"));
         assert!(!has_roles("signal/fanout/10"));
         assert!(!has_roles("marshal/mixed"));

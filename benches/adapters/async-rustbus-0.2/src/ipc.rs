@@ -335,6 +335,7 @@ impl h::Ipc for AsyncRustbusIpc {
         let t = transport.clone();
         let rt = runtime()?;
         Ok(match op {
+            IpcOp::FdPassing(_) => bail!(h::not_implemented(op)),
             IpcOp::Call(m) => {
                 let client = rt.block_on(Client::new(&t))?;
                 Box::new(move || rt.block_on(client.method(m)))

@@ -211,6 +211,7 @@ impl h::Ipc for DbusTokioIpc {
         let t = transport.clone();
         let rt = self.runtime()?;
         Ok(match op {
+            IpcOp::FdPassing(_) => bail!(h::not_implemented(op)),
             IpcOp::Call(m) => {
                 let (bus, proxy) = rt.block_on(connect_proxy(&t))?;
                 Box::new(move || {

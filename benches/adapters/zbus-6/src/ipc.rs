@@ -231,6 +231,7 @@ impl h::Ipc for ZbusIpc {
                     .allow_name_replacements(false)
                     .replace_existing_names(false)
                     .serve_at(h::OBJECT_PATH, BenchService::new(service_name))
+                    .serve_at(h::OBJECT_PATH, crate::fds::FdService)
                     .build()
                     .await
                     .with_context(|| format!("connecting the server to the bus and requesting {service_name}"))?;
@@ -255,6 +256,7 @@ impl h::Ipc for ZbusIpc {
                                 .server(guid)
                                 .p2p()
                                 .serve_at(h::OBJECT_PATH, BenchService::new(""))
+                                .serve_at(h::OBJECT_PATH, crate::fds::FdService)
                                 .build()
                                 .await?;
                             conn.closed().await;
@@ -291,7 +293,7 @@ impl h::Ipc for ZbusIpc {
     }
 
     fn implements(&self, op: IpcOp) -> bool {
-        !op.opt_in() || matches!(op, IpcOp::InFlight(_) | IpcOp::IdleConnections(_))
+        !op.opt_in() || matches!(op, IpcOp::InFlight(_) | IpcOp::IdleConnections(_) | IpcOp::FdPassing(_))
     }
 
     fn idle_connection(&mut self, transport: &Transport) -> Result<Box<dyn std::any::Any>> {
@@ -301,6 +303,14 @@ impl h::Ipc for ZbusIpc {
     fn client<'a>(&'a mut self, transport: &Transport, op: IpcOp) -> Result<Op<'a>> {
         let t = transport.clone();
         Ok(match op {
+            IpcOp::FdPassing(n) => {
+                let conn = block_on(connect(&t))?;
+                Box::new(crate::fds::client(
+                    conn,
+                    Some(t.service_name()).filter(|s| !s.is_empty()),
+                    n,
+                )?)
+            }
             IpcOp::Call(m) => {
                 let proxy = block_on(connect_proxy(&t))?;
                 Box::new(move || Ok(block_on(call(&proxy, m))?))

@@ -145,6 +145,10 @@ IDLE_CONNECTION_COUNTS = [10, 100, 1000, 10000]
 # ipc.rs `IpcOp::opt_in`: ops an adapter runs only where it says so (its
 # `implements`); elsewhere "this adapter does not implement <family> yet".
 OPT_IN_FAMILIES = {"in-flight": "call/in-flight", "idle-connections": "connect/idle-connections"}
+# ipc/fd_passing.rs: ReadFd(h) -> t on a second interface; the memfd holds echo_payload(size).
+FD_SIZES = [4096, 1048576]
+FD_INTERFACE = "io.killing.spark.BenchFd"
+OPT_IN_FAMILIES["fd-passing"] = "call/fd-passing"
 
 # (slug, member, in signature, out signature), in Method::ALL order.
 METHODS = [
@@ -208,7 +212,8 @@ def expected_digest(op, service_name):
                 d.str(service_name)
                 d.str(object_path(i))
             d.len(10)
-    elif kind in ("echo-bytes", "raw-socket"):
+    elif kind in ("echo-bytes", "raw-socket", "fd-passing"):
+        # fd-passing: ReadFd answers the digest of the memfd's bytes, this same value.
         d.bytes(echo_payload(arg))
     elif kind in ("property-get", "property-cold-start"):
         digest_items(d, items())
@@ -241,6 +246,8 @@ def scenarios():
         out.append(("call/echo-bytes/%d" % n, ("ipc", ("echo-bytes", n))))
     for n in IN_FLIGHT_COUNTS:
         out.append(("call/in-flight/%d" % n, ("ipc", ("in-flight", n))))
+    for n in FD_SIZES:
+        out.append(("call/fd-passing/%d" % n, ("ipc", ("fd-passing", n))))
     out.append(("property/get", ("ipc", ("property-get", None))))
     out.append(("property/get-x100", ("ipc", ("property-get-x100", None))))
     out.append(("property/cold-start", ("ipc", ("property-cold-start", None))))
