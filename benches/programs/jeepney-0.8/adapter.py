@@ -37,13 +37,6 @@ def _ping(emitter):
     return new_signal(emitter, canon.SIGNAL, "s", (canon.SIGNAL_TEXT,))
 
 
-def _payload_memfd(size):
-    """ipc/fd_passing.rs `payload_memfd`: the payload written once; the offset left at the end."""
-    fd = os.memfd_create("dbus-matrix-fd-passing", os.MFD_CLOEXEC)
-    os.write(fd, canon.echo_payload(size))
-    return fd
-
-
 def _read_fd(msg):
     """ReadFd(h) -> t (ipc/fd_passing.rs): the whole file with pread from offset 0, then closed."""
     f = msg.header.fields
@@ -53,17 +46,8 @@ def _read_fd(msg):
     if f.get(HeaderFields.signature, "") != "h":
         return new_error(msg, service.INVALID_ARGS, "s", ("ReadFd takes \"h\"",))
     with msg.body[0] as received:
-        fd = received.fileno()
-        size = os.fstat(fd).st_size
-        content = b""
-        while len(content) < size:
-            chunk = os.pread(fd, size - len(content), len(content))
-            if not chunk:
-                break
-            content += chunk
-    d = canon.Digest()
-    d.bytes(content)
-    return new_method_return(msg, "t", (d.finish(),))
+        digest = canon.read_fd_digest(received.fileno())
+    return new_method_return(msg, "t", (digest,))
 
 
 class Jeepney:
@@ -256,7 +240,7 @@ class Jeepney:
         if kind == "fd-passing":
             fd_conn = self._connect(t, enable_fds=True)
             fd_addr = DBusAddress(canon.OBJECT_PATH, bus_name=t["service_name"], interface=canon.FD_INTERFACE)
-            memfd = _payload_memfd(arg)
+            memfd = canon.payload_memfd(arg)
 
             def read_fd():
                 # jeepney duplicates nothing: the fd number goes out with SCM_RIGHTS (the kernel copies it).

@@ -4,6 +4,7 @@ Test runner/tests/program_adapters.rs checks these against the harness:
 emit output through the reference decoder, demarshal digests of the
 canonical bytes and of perturbed ones, and every IPC reply digest."""
 
+import os
 import struct
 
 # --- digest.rs -------------------------------------------------------------
@@ -176,6 +177,28 @@ def items():
 
 def echo_payload(size):
     return bytes(i % 251 for i in range(size))
+
+
+def payload_memfd(size):
+    """ipc/fd_passing.rs `payload_memfd`: echo_payload(size) written once; the offset left at the end."""
+    fd = os.memfd_create("dbus-matrix-fd-passing", os.MFD_CLOEXEC)
+    os.write(fd, echo_payload(size))
+    return fd
+
+
+def read_fd_digest(fd):
+    """ipc/fd_passing.rs `read_fd_digest`: the whole file behind fd with pread from offset 0
+    (the fd shares the sender's offset); the caller still closes fd."""
+    size = os.fstat(fd).st_size
+    content = b""
+    while len(content) < size:
+        chunk = os.pread(fd, size - len(content), len(content))
+        if not chunk:
+            break
+        content += chunk
+    d = Digest()
+    d.bytes(content)
+    return d.finish()
 
 
 def ping_rule():
