@@ -293,7 +293,11 @@ impl h::Ipc for ZbusIpc {
         Ok(match op {
             IpcOp::FdPassing(n) => {
                 let conn = connect(&t)?;
-                Box::new(crate::fds::client(&conn, Some(t.service_name()).filter(|s| !s.is_empty()), n)?)
+                Box::new(crate::fds::client(
+                    &conn,
+                    Some(t.service_name()).filter(|s| !s.is_empty()),
+                    n,
+                )?)
             }
             IpcOp::Call(m) => {
                 let proxy = connect_proxy(&t)?;
