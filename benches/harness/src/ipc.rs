@@ -19,11 +19,16 @@
 //! Property `Items` (`a(ss)`, read-only) on the same interface: 10 pairs
 //! ("id{i}", "Item number {i}"). Signal `Ping` (`s`, "Testtest") on the same
 //! interface and path, emitted by clients in the signal scenarios.
+//!
+//! `ReadFd` (`h` in, `t` out) is on a second interface of the same object,
+//! [`fd_passing::FD_INTERFACE`], served only where an adapter implements
+//! `call/fd-passing/<size>` (see [`fd_passing`]).
 
 use std::path::PathBuf;
 
 use crate::digest::Digest;
 
+pub mod fd_passing;
 pub mod introspect;
 pub mod props;
 pub mod standard;
@@ -267,6 +272,9 @@ pub enum IpcOp {
     /// at [`props::objects_path`]`(n)` (`n` children), through the library's
     /// ObjectManager client API where it has one.
     ManagedObjects(usize),
+    /// `ReadFd` of [`fd_passing::FD_INTERFACE`] with a memfd of this many bytes
+    /// (written once, at setup); one op = the call with the fd and its reply.
+    FdPassing(usize),
     /// A whole new process: connect, read `Items`, print it, exit (`cold-start` command).
     PropertyColdStart,
     /// Emit `Ping` on one connection and receive it on a second one of the same process.
@@ -317,6 +325,7 @@ impl IpcOp {
             IpcOp::IdleConnections(n) => d.len(n),
             IpcOp::PropertyGetAll(n) => return props::expected_get_all_digest(n),
             IpcOp::ManagedObjects(n) => return props::expected_managed_objects_digest(n),
+            IpcOp::FdPassing(n) => return fd_passing::fd_digest(&fd_passing::fd_payload(n)),
             IpcOp::Fanout(_) | IpcOp::NonmatchingRules(_) | IpcOp::ConnectHello | IpcOp::ConnectMarshalSend => {}
         }
         d.finish()
@@ -327,7 +336,11 @@ impl IpcOp {
     pub fn opt_in(self) -> bool {
         matches!(
             self,
-            IpcOp::InFlight(_) | IpcOp::IdleConnections(_) | IpcOp::PropertyGetAll(_) | IpcOp::ManagedObjects(_)
+            IpcOp::InFlight(_)
+            | IpcOp::IdleConnections(_)
+            | IpcOp::PropertyGetAll(_)
+            | IpcOp::ManagedObjects(_)
+            | IpcOp::FdPassing(_)
         )
     }
 
@@ -337,6 +350,7 @@ impl IpcOp {
             IpcOp::Call(_) => "call",
             IpcOp::EchoBytes(_) => "call/echo-bytes",
             IpcOp::InFlight(_) => "call/in-flight",
+            IpcOp::FdPassing(_) => "call/fd-passing",
             IpcOp::PropertyGet => "property/get",
             IpcOp::PropertyGetX100 => "property/get-x100",
             IpcOp::PropertyColdStart => "property/cold-start",

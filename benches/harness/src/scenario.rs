@@ -152,6 +152,13 @@ fn ipc_scenarios(out: &mut Vec<Scenario>) {
             format!("{n} InOutInt calls on one connection, all sent before the first reply is awaited"),
         );
     }
+    for n in ipc::fd_passing::FD_SIZES {
+        add(
+            format!("call/fd-passing/{n}"),
+            IpcOp::FdPassing(n),
+            format!("ReadFd of a {n}-byte memfd passed as a Unix fd (h): the server reads it, replies its digest"),
+        );
+    }
     add(
         "property/get".into(),
         IpcOp::PropertyGet,
@@ -283,7 +290,8 @@ pub fn find(id: &str) -> Option<&'static Scenario> {
 pub fn floor_of(op: IpcOp) -> Option<String> {
     match op {
         IpcOp::RawSocket(_) | IpcOp::PropertyColdStart => None,
-        IpcOp::EchoBytes(n) => Some(format!("baseline/raw-socket/{n}")),
+        // fd passing: the same size, though its bytes never cross the socket.
+        IpcOp::EchoBytes(n) | IpcOp::FdPassing(n) => Some(format!("baseline/raw-socket/{n}")),
         _ => Some("baseline/raw-socket/1".into()),
     }
 }

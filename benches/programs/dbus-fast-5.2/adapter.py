@@ -120,6 +120,22 @@ def _bench_interface(service_name):
     return Bench()
 
 
+class _FdInterface(ServiceInterface):
+    """call/fd-passing (ipc/fd_passing.rs): ReadFd(h) -> t on the second interface. On a
+    connection made with negotiate_unix_fd, dbus-fast hands the method the received fd
+    as an int, which the method owns: closed after the read."""
+
+    def __init__(self):
+        super().__init__(canon.FD_INTERFACE)
+
+    @dbus_method()
+    def ReadFd(self, fd: "h") -> "t":  # noqa: F821
+        try:
+            return canon.read_fd_digest(fd)
+        finally:
+            os.close(fd)
+
+
 def _invalid_args(msg):
     """dbus-fast answers a known method called with the wrong signature with
     UnknownMethod; standard tools expect InvalidArgs (docs/scenarios.md), so
@@ -135,6 +151,8 @@ def _invalid_args(msg):
 
 
 class DbusFast:
+    # contract.py: the opt-in ops (canon.OPT_IN_FAMILIES) this adapter implements.
+    IMPLEMENTS = ("fd-passing",)
     id = "dbus-fast-5.2"
     library = "dbus-fast"
     version = VERSION
@@ -199,14 +217,16 @@ class DbusFast:
     def unsupported_ipc(self, op, p2p):
         return NO_P2P if p2p else None
 
-    async def _connect(self, t):
-        return await MessageBus(bus_address=t["address"]).connect()
+    async def _connect(self, t, negotiate_unix_fd=False):
+        # negotiate_unix_fd: NEGOTIATE_UNIX_FD in the SASL exchange (the server's, and call/fd-passing's client).
+        return await MessageBus(bus_address=t["address"], negotiate_unix_fd=negotiate_unix_fd).connect()
 
     def serve(self, t, ready):
         async def serve():
-            bus = await self._connect(t)
+            bus = await self._connect(t, negotiate_unix_fd=True)
             bus.add_message_handler(_invalid_args)
             bus.export(canon.OBJECT_PATH, _bench_interface(t["service_name"]))
+            bus.export(canon.OBJECT_PATH, _FdInterface())
             owned = await bus.request_name(t["service_name"], NameFlag.DO_NOT_QUEUE)
             if owned != RequestNameReply.PRIMARY_OWNER:
                 raise RuntimeError("could not own %s (RequestName answered %s)" % (t["service_name"], owned))
@@ -272,6 +292,17 @@ class DbusFast:
                 await bus.wait_for_disconnect()
                 return empty
             return lambda: self._run(marshal_send())
+        if kind == "fd-passing":
+            fd_bus = self._run(self._connect(t, negotiate_unix_fd=True))
+            memfd = canon.payload_memfd(arg)
+
+            async def read_fd():
+                # The body holds the fd's index in unix_fds; dbus-fast sends the fds with SCM_RIGHTS.
+                reply = await fd_bus.call(Message(destination=t["service_name"], path=canon.OBJECT_PATH,
+                                                  interface=canon.FD_INTERFACE, member="ReadFd", signature="h",
+                                                  body=[0], unix_fds=[memfd]))
+                return _check(reply, "ReadFd")[0]
+            return lambda: self._run(read_fd())
         bus = self._run(self._connect(t))
         if kind in ("call", "echo-bytes", "property-get", "property-get-x100"):
             iface = self._interface(bus, t)

@@ -98,6 +98,17 @@ class Bench(dbus.service.Object):
         _check_signature(msg, "ay")
         return dbus.ByteArray(v)
 
+    # call/fd-passing (ipc/fd_passing.rs): libdbus negotiates fd passing; the UnixFd's
+    # take() hands over its own duplicate, closed after the read.
+    @dbus.service.method(canon.FD_INTERFACE, in_signature="h", out_signature="t", message_keyword="msg")
+    def ReadFd(self, fd, msg):
+        _check_signature(msg, "h")
+        raw = fd.take()
+        try:
+            return dbus.UInt64(canon.read_fd_digest(raw))
+        finally:
+            os.close(raw)
+
     def _property(self, member, signature, args):
         answer = service.route(canon.OBJECT_PATH, PROPS, member, signature, lambda: [str(a) for a in args])
         if answer[0] == "error":
@@ -168,6 +179,8 @@ def _ping():
 
 
 class DbusPython:
+    # contract.py: the opt-in ops (canon.OPT_IN_FAMILIES) this adapter implements.
+    IMPLEMENTS = ("fd-passing",)
     id = "dbus-python-1.3"
     library = "dbus-python"
     version = dbus.__version__
@@ -242,6 +255,13 @@ class DbusPython:
             args = {"i": (dbus.Int32(canon.IN_INT),),
                     "s": (canon.IN_STRING if arg == "InString" else canon.OUT_STRING,), "": ()}[sig_in]
             return lambda: _digest_reply(arg, method(*args))
+        if kind == "fd-passing":
+            read_fd = dbus.Interface(self._proxy(conn, t), canon.FD_INTERFACE).ReadFd
+            # UnixFd holds a duplicate of the memfd; libdbus duplicates it again into each call.
+            raw = canon.payload_memfd(arg)
+            memfd = dbus.types.UnixFd(raw)
+            os.close(raw)
+            return lambda: int(read_fd(memfd))
         if kind == "echo-bytes":
             iface = dbus.Interface(self._proxy(conn, t), canon.BENCH_INTERFACE)
             payload = dbus.ByteArray(canon.echo_payload(arg))

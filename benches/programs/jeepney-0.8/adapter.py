@@ -37,9 +37,22 @@ def _ping(emitter):
     return new_signal(emitter, canon.SIGNAL, "s", (canon.SIGNAL_TEXT,))
 
 
+def _read_fd(msg):
+    """ReadFd(h) -> t (ipc/fd_passing.rs): the whole file with pread from offset 0, then closed."""
+    f = msg.header.fields
+    if f.get(HeaderFields.member) != "ReadFd":
+        return new_error(msg, service.UNKNOWN_METHOD, "s", ("no method %s.%s" % (canon.FD_INTERFACE,
+                                                                                f.get(HeaderFields.member)),))
+    if f.get(HeaderFields.signature, "") != "h":
+        return new_error(msg, service.INVALID_ARGS, "s", ("ReadFd takes \"h\"",))
+    with msg.body[0] as received:
+        digest = canon.read_fd_digest(received.fileno())
+    return new_method_return(msg, "t", (digest,))
+
+
 class Jeepney:
     # contract.py: the opt-in ops (canon.OPT_IN_FAMILIES) this adapter implements.
-    IMPLEMENTS = ("in-flight",)
+    IMPLEMENTS = ("in-flight", "fd-passing")
     id = "jeepney-0.8"
     library = "jeepney"
     version = jeepney.__version__
@@ -99,11 +112,12 @@ class Jeepney:
     def unsupported_ipc(self, op, p2p):
         return NO_P2P if p2p else None
 
-    def _connect(self, t):
-        return open_dbus_connection(t["address"])
+    def _connect(self, t, enable_fds=False):
+        # enable_fds: NEGOTIATE_UNIX_FD in the SASL exchange (the server's, and call/fd-passing's client).
+        return open_dbus_connection(t["address"], enable_fds=enable_fds)
 
     def serve(self, t, ready):
-        conn = self._connect(t)
+        conn = self._connect(t, enable_fds=True)
         name = t["service_name"]
         owned = _check_reply(conn.send_and_get_reply(message_bus.RequestName(name, DO_NOT_QUEUE)), "RequestName")
         if owned[0] != PRIMARY_OWNER:
@@ -115,6 +129,9 @@ class Jeepney:
             if h.message_type != MessageType.method_call:
                 continue
             f = h.fields
+            if f.get(HeaderFields.interface) == canon.FD_INTERFACE and not h.flags & MessageFlag.no_reply_expected:
+                conn.send(_read_fd(msg))
+                continue
             answer = service.route(
                 f.get(HeaderFields.path), f.get(HeaderFields.interface), f.get(HeaderFields.member),
                 f.get(HeaderFields.signature, ""),
@@ -220,6 +237,16 @@ class Jeepney:
                 d.len(arg)
                 return d.finish()
             return in_flight
+        if kind == "fd-passing":
+            fd_conn = self._connect(t, enable_fds=True)
+            fd_addr = DBusAddress(canon.OBJECT_PATH, bus_name=t["service_name"], interface=canon.FD_INTERFACE)
+            memfd = canon.payload_memfd(arg)
+
+            def read_fd():
+                # jeepney duplicates nothing: the fd number goes out with SCM_RIGHTS (the kernel copies it).
+                return _check_reply(fd_conn.send_and_get_reply(
+                    new_method_call(fd_addr, "ReadFd", "h", (memfd,))), "ReadFd")[0]
+            return read_fd
         if kind == "echo-bytes":
             payload = canon.echo_payload(arg)
 

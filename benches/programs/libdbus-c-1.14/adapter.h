@@ -44,7 +44,7 @@ uint64_t body_digest(const body_t *b);
 typedef enum {
     OP_CALL, OP_ECHO, OP_PROP_GET, OP_PROP_X100, OP_COLD_START, OP_EMIT_RECEIVE, OP_FANOUT,
     OP_NONMATCHING, OP_HELLO, OP_MARSHAL_SEND, OP_RAW_SOCKET, OP_IN_FLIGHT, OP_IDLE,
-    OP_GET_ALL, OP_MANAGED_OBJECTS
+    OP_GET_ALL, OP_MANAGED_OBJECTS, OP_FD_PASSING
 } op_kind;
 typedef struct { op_kind kind; int method; long n; } op_t;
 typedef struct { const char *slug, *member, *in, *out; } method_t;
@@ -83,5 +83,13 @@ int cold_start(const transport_t *t);
 typedef struct client client_t;
 client_t *client_new(const transport_t *t, op_t op, char *err, size_t errlen);
 int client_op(client_t *c, uint64_t *digest, char *err, size_t errlen);
+
+/* --- fd_passing.c: call/fd-passing/<n> (harness/src/ipc/fd_passing.rs) ------- */
+#define FD_INTERFACE "io.killing.spark.BenchFd"
+#define READ_FD "ReadFd"
+DBusMessage *fd_passing_answer(DBusMessage *m, const char *member, const char *sig); /* the server's reply */
+int fd_passing_memfd(long n); /* the client's memfd of echo_payload(n), or -1 */
+int fd_passing_call(DBusConnection *conn, const char *destination, int memfd, uint64_t *digest, char *err,
+                    size_t errlen);
 
 #endif

@@ -106,6 +106,7 @@ static const long RULES[] = {10, 100, 1000, 10000};
 static const long IN_FLIGHT[] = {1, 10, 100, 1000};
 static const long PROPS[] = {10, 1000};
 static const long IDLE[] = {10, 100, 1000, 10000};
+static const long FD_SIZES[] = {4096, 1048576}; /* ipc/fd_passing.rs FD_SIZES */
 
 static void add(scenario_t *out, int *n, const char *id, char kind, const char *payload, op_kind k, int m, long v) {
     scenario_t *s = &out[(*n)++];
@@ -136,6 +137,10 @@ int scenarios(scenario_t *out) {
     for (int i = 0; i < 4; i++) {
         snprintf(id, sizeof id, "call/in-flight/%ld", IN_FLIGHT[i]);
         add(out, &n, id, 'i', NULL, OP_IN_FLIGHT, 0, IN_FLIGHT[i]);
+    }
+    for (int i = 0; i < 2; i++) {
+        snprintf(id, sizeof id, "call/fd-passing/%ld", FD_SIZES[i]);
+        add(out, &n, id, 'i', NULL, OP_FD_PASSING, 0, FD_SIZES[i]);
     }
     add(out, &n, "property/get", 'i', NULL, OP_PROP_GET, 0, 0);
     add(out, &n, "property/get-x100", 'i', NULL, OP_PROP_X100, 0, 0);
@@ -233,6 +238,7 @@ uint64_t expected_digest(op_t op, const char *service_name) {
         break;
     }
     case OP_ECHO:
+    case OP_FD_PASSING: /* ReadFd answers the digest of the memfd's bytes: this same value */
     case OP_RAW_SOCKET: {
         unsigned char *p = echo_payload(op.n);
         d_bytes(&d, p, (size_t)op.n);

@@ -196,6 +196,7 @@ static DBusMessage *route(DBusMessage *m) {
     }
     if (strcmp(path, OBJECT_PATH)) return error(m, DBUS_ERROR_UNKNOWN_OBJECT, "no such object");
     if (!strcmp(iface, PROPS_INTERFACE)) return properties(m, member, sig);
+    if (!strcmp(iface, FD_INTERFACE)) return fd_passing_answer(m, member, sig);
     if (strcmp(iface, BENCH_INTERFACE)) return error(m, DBUS_ERROR_UNKNOWN_INTERFACE, "no such interface at " OBJECT_PATH);
     if (!in) return error(m, DBUS_ERROR_UNKNOWN_METHOD, "no such method of " BENCH_INTERFACE);
     if (strcmp(sig, in)) return wrong_signature(m, in, sig);
@@ -243,6 +244,7 @@ struct client {
     op_t op;
     unsigned char *payload;
     body_t mixed;
+    int memfd; /* call/fd-passing: written once here */
 };
 
 static int wait_ping(DBusConnection *c, uint64_t *digest, char *err, size_t errlen) {
@@ -358,6 +360,8 @@ client_t *client_new(const transport_t *t, op_t op, char *err, size_t errlen) {
     if (op.kind == OP_MARSHAL_SEND) return body_of("mixed", &c->mixed) ? NULL : c;
     if (!(c->conn = connect_bus(t, err, errlen))) return NULL;
     if (op.kind == OP_ECHO) c->payload = echo_payload(op.n);
+    if (op.kind == OP_FD_PASSING && (c->memfd = fd_passing_memfd(op.n)) < 0)
+        return snprintf(err, errlen, "creating the memfd failed"), NULL;
     if (op.kind == OP_EMIT_RECEIVE && !(c->recv = subscriber(t, 0, err, errlen))) return NULL;
     return c;
 }
@@ -485,6 +489,7 @@ int client_op(client_t *c, uint64_t *digest, char *err, size_t errlen) {
     case OP_IN_FLIGHT:
         if (in_flight(c, &d, err, errlen)) return -1;
         break;
+    case OP_FD_PASSING: return fd_passing_call(c->conn, c->t.service_name, c->memfd, digest, err, errlen);
     default: return snprintf(err, errlen, "no client for this operation"), -1;
     }
     *digest = d.h;

@@ -21,12 +21,12 @@ pub struct RolesConfig {
 
 /// Whether a scenario can be measured in the client and server roles: a
 /// method call (`call/*`, and the `GetAll`/`GetManagedObjects` calls of
-/// `property/get-all` and `objects/get-managed-objects`), whose two sides are
-/// separate processes.
+/// `property/get-all` and `objects/get-managed-objects`, fd passing), whose two
+/// sides are separate processes.
 pub fn has_roles(scenario: &str) -> bool {
     matches!(
         harness::scenario::find(scenario).and_then(|s| s.ipc_op()),
-        Some(IpcOp::Call(_) | IpcOp::EchoBytes(_) | IpcOp::PropertyGetAll(_) | IpcOp::ManagedObjects(_))
+        Some(IpcOp::Call(_) | IpcOp::EchoBytes(_) | IpcOp::PropertyGetAll(_) | IpcOp::ManagedObjects(_) | IpcOp::FdPassing(_))
     )
 }
 
@@ -156,6 +156,7 @@ mod tests {
     fn only_call_scenarios_have_roles() {
         assert!(has_roles("call/void"));
         assert!(has_roles("call/echo-bytes/1024"));
+        assert!(has_roles("call/fd-passing/4096"));
         assert!(!has_roles("property/get"));
         assert!(has_roles("property/get-all/1000"));
         assert!(has_roles("objects/get-managed-objects/10"));

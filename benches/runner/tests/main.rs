@@ -15,6 +15,7 @@ mod compare;
 mod coverage;
 mod critcmp_export;
 mod faults;
+mod fd_passing;
 mod floor_notes;
 mod fuzz_input;
 mod history;

@@ -110,6 +110,10 @@ impl Server {
         matches!(self.child.try_wait(), Ok(None))
     }
 
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     pub(crate) fn stderr(&self) -> String {
         std::fs::read_to_string(&self.stderr).unwrap_or_default()
     }

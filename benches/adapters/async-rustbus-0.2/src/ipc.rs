@@ -336,6 +336,7 @@ impl h::Ipc for AsyncRustbusIpc {
         let rt = runtime()?;
         Ok(match op {
             IpcOp::PropertyGetAll(_) | IpcOp::ManagedObjects(_) => bail!(harness::ipc::not_implemented(op)),
+            IpcOp::FdPassing(_) => bail!(h::not_implemented(op)),
             IpcOp::Call(m) => {
                 let client = rt.block_on(Client::new(&t))?;
                 Box::new(move || rt.block_on(client.method(m)))

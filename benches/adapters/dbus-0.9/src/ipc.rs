@@ -10,6 +10,7 @@
 //! Peer to peer is not possible: dbus-rs 0.9.12 can only open client
 //! connections, and the adapter's own server is what p2p cells call.
 
+use std::os::fd::IntoRawFd;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -176,7 +177,7 @@ impl h::Ipc for DbusIpc {
 
     fn implements(&self, op: IpcOp) -> bool {
         !op.opt_in()
-            || matches!(op, IpcOp::InFlight(_) | IpcOp::IdleConnections(_))
+            || matches!(op, IpcOp::InFlight(_) | IpcOp::IdleConnections(_) | IpcOp::FdPassing(_))
             || matches!(op, IpcOp::PropertyGetAll(_) | IpcOp::ManagedObjects(_))
     }
 
@@ -195,6 +196,16 @@ impl h::Ipc for DbusIpc {
             IpcOp::ManagedObjects(n) => {
                 let proxy = crate::props::proxy(connect(&t)?, t.service_name(), h::props::objects_path(n), TIMEOUT);
                 Box::new(move || crate::props::managed_objects(&proxy))
+            IpcOp::FdPassing(n) => {
+                let proxy = connect_proxy(&t)?;
+                // libdbus duplicates the fd into each call and passes it with SCM_RIGHTS.
+                // SAFETY: the fd was just created and is handed over to dbus-rs's OwnedFd.
+                let memfd = unsafe { dbus::arg::OwnedFd::new(h::fd_passing::payload_memfd(n)?.into_raw_fd()) };
+                Box::new(move || {
+                    let (digest,): (u64,) =
+                        proxy.method_call(h::fd_passing::FD_INTERFACE, h::fd_passing::READ_FD, (&memfd,))?;
+                    Ok(digest)
+                })
             }
             IpcOp::Call(m) => {
                 let proxy = connect_proxy(&t)?;

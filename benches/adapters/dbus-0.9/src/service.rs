@@ -4,13 +4,16 @@
 //! `dbus_crossroads` service, the argument types of the interface, the signal
 //! messages, and how a call's reply is digested.
 
+use std::os::fd::AsRawFd;
+
 use anyhow::{anyhow, Result};
-use dbus::arg::{Append, Arg, ArgType, Get, Iter, IterAppend};
+use dbus::arg::{Append, Arg, ArgType, Get, Iter, IterAppend, OwnedFd};
 use dbus::message::MatchRule;
 use dbus::strings::{Interface, Member, Path as DPath};
 use dbus::{Message, Signature};
 use dbus_crossroads::Crossroads;
 use harness::ipc as h;
+use harness::ipc::fd_passing as fd;
 use harness::{payload, Digest};
 
 pub const NO_P2P_SERVER: &str = "dbus-rs 0.9.12 has no API to serve a peer-to-peer connection: a Channel can only be \
@@ -86,9 +89,10 @@ pub fn crossroads(service_name: &str) -> Crossroads {
         // For introspection only: clients emit Ping.
         b.signal::<(String,), _>(h::SIGNAL, ("text",));
     });
+    let fd_iface = fd_interface(&mut cr);
     cr.insert(
         h::OBJECT_PATH,
-        &[iface],
+        &[iface, fd_iface],
         BenchData {
             object_ref: object_ref(service_name, 0),
             relation_set: (0..10).map(|i| object_ref(service_name, i)).collect(),
@@ -96,6 +100,19 @@ pub fn crossroads(service_name: &str) -> Crossroads {
         },
     );
     cr
+}
+
+/// `call/fd-passing`: `ReadFd(h) -> t` on the second interface
+/// (`harness::ipc::fd_passing`). libdbus negotiates fd passing on Unix sockets
+/// and duplicates the received fd into the `OwnedFd`, closed when it drops.
+fn fd_interface(cr: &mut Crossroads) -> dbus_crossroads::IfaceToken<BenchData> {
+    cr.register(fd::FD_INTERFACE, |b: &mut dbus_crossroads::IfaceBuilder<BenchData>| {
+        b.method(fd::READ_FD, ("fd",), ("digest",), |_, _, (received,): (OwnedFd,)| {
+            let digest = fd::read_raw_fd_digest(received.as_raw_fd())
+                .map_err(|e| dbus_crossroads::MethodErr::failed(&format!("reading the passed fd: {e}")))?;
+            Ok((digest,))
+        });
+    })
 }
 
 pub fn digest_object_ref(d: &mut Digest, r: &ObjectRef) {

@@ -417,6 +417,7 @@ impl h::Ipc for DbusAsyncIpc {
             IpcOp::Call(_)
             | IpcOp::EchoBytes(_)
             | IpcOp::InFlight(_)
+            | IpcOp::FdPassing(_)
             | IpcOp::PropertyGet
             | IpcOp::PropertyGetX100
             | IpcOp::PropertyColdStart
@@ -490,6 +491,7 @@ impl h::Ipc for DbusAsyncIpc {
         let rt = self.runtime()?;
         Ok(match op {
             IpcOp::PropertyGetAll(_) | IpcOp::ManagedObjects(_) => bail!(harness::ipc::not_implemented(op)),
+            IpcOp::FdPassing(_) => bail!(h::not_implemented(op)),
             IpcOp::Call(m) => {
                 let conn = rt.block_on(connect(&t))?;
                 Box::new(move || rt.block_on(bench_call(&conn.dbus, &t, m)))

@@ -212,6 +212,7 @@ impl h::Ipc for DbusTokioIpc {
         let rt = self.runtime()?;
         Ok(match op {
             IpcOp::PropertyGetAll(_) | IpcOp::ManagedObjects(_) => bail!(harness::ipc::not_implemented(op)),
+            IpcOp::FdPassing(_) => bail!(h::not_implemented(op)),
             IpcOp::Call(m) => {
                 let (bus, proxy) = rt.block_on(connect_proxy(&t))?;
                 Box::new(move || {

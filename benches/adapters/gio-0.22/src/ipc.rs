@@ -178,6 +178,7 @@ impl h::Ipc for GioIpc {
         let t = transport.clone();
         Ok(match op {
             IpcOp::PropertyGetAll(_) | IpcOp::ManagedObjects(_) => bail!(harness::ipc::not_implemented(op)),
+            IpcOp::FdPassing(_) => bail!(h::not_implemented(op)),
             IpcOp::Call(m) => {
                 let s = Service::connect(&t)?;
                 let reply = reply_type(m);

@@ -123,6 +123,14 @@ impl Client {
         call_msg(&mut self.conn, &mut msg)
     }
 
+    /// `call/fd-passing`: `ReadFd` with `memfd` (rustbus duplicates it into the
+    /// message, sent with SCM_RIGHTS); the digest the server answers.
+    fn read_fd(&mut self, memfd: &dyn std::os::fd::AsRawFd) -> Result<u64> {
+        let mut msg = self.message(h::fd_passing::FD_INTERFACE, h::fd_passing::READ_FD);
+        msg.body.push_param(memfd)?;
+        Ok(call_msg(&mut self.conn, &mut msg)?.body.parser().get()?)
+    }
+
     /// `Properties.Get(INTERFACE, "Items")`, digested (rustbus's way: a plain call, the variant read from the reply).
     fn read_items(&mut self, d: &mut Digest) -> Result<()> {
         let mut msg = self.message(PROPERTIES, "Get");
@@ -322,13 +330,17 @@ fn handle(svc: &mut Service, _: Matches, msg: &MarshalledMessage, env: &mut Env)
     if msg.typ != MessageType::Call {
         return Err(HandleError::User(NoReply));
     }
-    let reply = standard_reply!(
-        msg,
-        |p: &MessageBodyParser| p.get_next_sig() == Some("s"),
-        |signature: String| signature,
-        svc.items.as_slice(),
-        |member| bench_reply(svc, msg, member)
-    );
+    let reply = if crate::fds::is_fd_call(msg) {
+        crate::fds::read_fd_reply(msg)
+    } else {
+        standard_reply!(
+            msg,
+            |p: &MessageBodyParser| p.get_next_sig() == Some("s"),
+            |signature: String| signature,
+            svc.items.as_slice(),
+            |member| bench_reply(svc, msg, member)
+        )
+    };
     match reply {
         Ok(reply) => Ok(Some(reply)),
         Err((name, message)) => {
@@ -341,7 +353,8 @@ fn handle(svc: &mut Service, _: Matches, msg: &MarshalledMessage, env: &mut Env)
 }
 
 fn serve_bus(socket: &std::path::Path, service_name: &str, ready: &mut dyn FnMut()) -> Result<()> {
-    let mut conn = DuplexConn::connect_to_bus(UnixAddr::new(socket)?, false).context("connecting to the bus")?;
+    // with_unix_fd: call/fd-passing's ReadFd receives an fd.
+    let mut conn = DuplexConn::connect_to_bus(UnixAddr::new(socket)?, true).context("connecting to the bus")?;
     conn.send_hello(Timeout::Infinite).context("Hello")?;
     let serial = conn.send.send_message_write_all(&standard_messages::request_name(
         service_name,
@@ -413,7 +426,7 @@ impl h::Ipc for RustbusIpc {
     }
 
     fn implements(&self, op: IpcOp) -> bool {
-        !op.opt_in() || matches!(op, IpcOp::InFlight(_) | IpcOp::IdleConnections(_))
+        !op.opt_in() || matches!(op, IpcOp::InFlight(_) | IpcOp::IdleConnections(_) | IpcOp::FdPassing(_))
     }
 
     /// `RpcConn::connect_to_path` (SASL, Hello); dropping it closes the socket.
@@ -425,6 +438,11 @@ impl h::Ipc for RustbusIpc {
         let t = transport.clone();
         Ok(match op {
             IpcOp::PropertyGetAll(_) | IpcOp::ManagedObjects(_) => bail!(harness::ipc::not_implemented(op)),
+            IpcOp::FdPassing(n) => {
+                let mut client = Client::new(&t)?;
+                let memfd = h::fd_passing::payload_memfd(n)?;
+                Box::new(move || client.read_fd(&memfd))
+            }
             IpcOp::Call(m) => {
                 let mut client = Client::new(&t)?;
                 Box::new(move || client.method(m))

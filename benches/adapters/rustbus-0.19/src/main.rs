@@ -21,6 +21,7 @@ use rustbus::wire::unmarshal;
 use rustbus::{ByteOrder, MessageBuilder};
 use typed::{digest_test_body, header_capacity, test_signal};
 
+mod fds;
 mod ipc;
 mod standard_reply;
 mod typed;

@@ -20,12 +20,13 @@
 //! connection is driven by the thread that uses it.
 
 use std::ffi::{CStr, CString};
+use std::os::fd::{AsRawFd, RawFd};
 
 use anyhow::{anyhow, bail, ensure, Context, Result};
 use harness::ipc::{self as h, IpcOp, Method, Transport};
 use harness::payload::{self, Body};
 use harness::Digest;
-use systemd::bus::types::Variant;
+use systemd::bus::types::{UnixFd, Variant};
 use systemd::bus::{self, Bus, BusRef, ContainerType, Message, MessageRef, MessageType, ObjectPath};
 
 use crate::{raw, server};
@@ -125,6 +126,16 @@ impl Client {
         }
         ensure!(it.at_end()?, "the reply has more arguments than expected");
         Ok(d.finish())
+    }
+
+    /// `call/fd-passing`: `ReadFd` with `fd` (sd-bus duplicates it into the
+    /// message and passes it with SCM_RIGHTS); the digest the server answers.
+    fn read_fd(&mut self, fd: RawFd, interface: &CStr) -> Result<u64> {
+        let mut reply = self.call(Some(interface), c"ReadFd", |msg, _| Ok(msg.append(UnixFd(fd))?))?;
+        let mut it = reply.iter()?;
+        let digest: u64 = it.next()?.context("no t in the ReadFd reply")?;
+        ensure!(it.at_end()?, "the reply has more arguments than expected");
+        Ok(digest)
     }
 
     fn echo(&mut self, payload: &[u8]) -> Result<u64> {
@@ -246,7 +257,7 @@ impl h::Ipc for SdBusIpc {
     }
 
     fn implements(&self, op: IpcOp) -> bool {
-        !op.opt_in() || matches!(op, IpcOp::PropertyGetAll(_) | IpcOp::ManagedObjects(_))
+        !op.opt_in() || matches!(op, IpcOp::PropertyGetAll(_) | IpcOp::ManagedObjects(_) | IpcOp::FdPassing(_))
     }
 
     fn client<'a>(&'a mut self, transport: &Transport, op: IpcOp) -> Result<Op<'a>> {
@@ -269,6 +280,11 @@ impl h::Ipc for SdBusIpc {
                     let mut reply = c.call(Some(OBJECT_MANAGER), c"GetManagedObjects", |_, _| Ok(()))?;
                     crate::props::managed_objects_digest(&mut reply)
                 })
+            IpcOp::FdPassing(n) => {
+                let mut client = Client::new(&t)?;
+                let memfd = h::fd_passing::payload_memfd(n)?;
+                let interface = CString::new(h::fd_passing::FD_INTERFACE)?;
+                Box::new(move || client.read_fd(memfd.as_raw_fd(), &interface))
             }
             IpcOp::Call(m) => {
                 let mut client = Client::new(&t)?;

@@ -22,7 +22,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::{anyhow, Context, Result};
-use harness::ipc::{self as h, Transport};
+use harness::ipc::{self as h, fd_passing as fd, Transport};
+use systemd::bus::types::UnixFd;
 use systemd::bus::{self, BusRef, MessageRef, ObjectPath, ObjectPathBuf, Vtable, VtableFlags};
 
 use crate::raw;
@@ -123,6 +124,25 @@ fn vtable(svc: Arc<Service>) -> systemd::Result<Vtable> {
         .signal(h::SIGNAL, "s", VtableFlags::empty())
 }
 
+/// `call/fd-passing`: `ReadFd(h) -> t` on the second interface
+/// (`harness::ipc::fd_passing`). sd-bus accepts fds by default (`NEGOTIATE_UNIX_FD`);
+/// the received fd belongs to the request message, which closes it when freed.
+fn fd_vtable() -> systemd::Result<Vtable> {
+    Vtable::new().method(
+        fd::READ_FD,
+        fd::READ_FD_IN,
+        fd::READ_FD_OUT,
+        VtableFlags::UNPRIVILEGED,
+        |req| {
+            reply(req, |req, ret| {
+                let UnixFd(received) = req.iter()?.next::<UnixFd>()?.ok_or_else(missing)?;
+                let digest = fd::read_raw_fd_digest(received)?;
+                Ok(ret.append(digest)?)
+            })
+        },
+    )
+}
+
 fn io_error(e: anyhow::Error) -> bus::Error {
     std::io::Error::other(format!("{e:#}")).into()
 }
@@ -139,7 +159,9 @@ fn run(bus: &mut BusRef) -> Result<()> {
 
 fn register(bus: &BusRef, svc: Arc<Service>) -> Result<()> {
     bus.add_object_vtable(h::OBJECT_PATH, h::INTERFACE, vtable(svc)?)
-        .context("registering the object vtable")
+        .context("registering the object vtable")?;
+    bus.add_object_vtable(h::OBJECT_PATH, fd::FD_INTERFACE, fd_vtable()?)
+        .context("registering the fd-passing vtable")
 }
 
 fn serve_bus(address: &str, service_name: &str, ready: &mut dyn FnMut()) -> Result<()> {

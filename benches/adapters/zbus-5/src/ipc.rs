@@ -230,6 +230,7 @@ impl h::Ipc for ZbusIpc {
                     .allow_name_replacements(false)
                     .replace_existing_names(false)
                     .serve_at(h::OBJECT_PATH, BenchService::new(service_name))?
+                    .serve_at(h::OBJECT_PATH, crate::fds::FdService)?
                     .build()
                     .with_context(|| format!("connecting the server to the bus and requesting {service_name}"))?;
                 ready();
@@ -253,6 +254,7 @@ impl h::Ipc for ZbusIpc {
                             .server(guid)
                             .map(|b| b.p2p())
                             .and_then(|b| b.serve_at(h::OBJECT_PATH, BenchService::new("")))
+                            .and_then(|b| b.serve_at(h::OBJECT_PATH, crate::fds::FdService))
                             .and_then(|b| b.build());
                         match conn {
                             Ok(conn) => conn.closed(),
@@ -283,13 +285,21 @@ impl h::Ipc for ZbusIpc {
     }
 
     fn implements(&self, op: IpcOp) -> bool {
-        !op.opt_in() || matches!(op, IpcOp::InFlight(_))
+        !op.opt_in() || matches!(op, IpcOp::InFlight(_) | IpcOp::FdPassing(_))
     }
 
     fn client<'a>(&'a mut self, transport: &Transport, op: IpcOp) -> Result<Op<'a>> {
         let t = transport.clone();
         Ok(match op {
             IpcOp::PropertyGetAll(_) | IpcOp::ManagedObjects(_) => bail!(harness::ipc::not_implemented(op)),
+            IpcOp::FdPassing(n) => {
+                let conn = connect(&t)?;
+                Box::new(crate::fds::client(
+                    &conn,
+                    Some(t.service_name()).filter(|s| !s.is_empty()),
+                    n,
+                )?)
+            }
             IpcOp::Call(m) => {
                 let proxy = connect_proxy(&t)?;
                 Box::new(move || Ok(call(&proxy, m)?))

@@ -16,6 +16,7 @@ use zbus::message::Message;
 use zbus::zvariant::serialized::{Context, Data};
 use zbus::zvariant::{self, as_value, DynamicDeserialize, DynamicType, Endian, Signature, Type};
 
+mod fds;
 mod ipc;
 
 harness::adapter_main!(

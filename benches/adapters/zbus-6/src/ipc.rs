@@ -231,6 +231,7 @@ impl h::Ipc for ZbusIpc {
                     .allow_name_replacements(false)
                     .replace_existing_names(false)
                     .serve_at(h::OBJECT_PATH, BenchService::new(service_name))
+                    .serve_at(h::OBJECT_PATH, crate::fds::FdService)
                     .build()
                     .await
                     .with_context(|| format!("connecting the server to the bus and requesting {service_name}"))?;
@@ -259,6 +260,7 @@ impl h::Ipc for ZbusIpc {
                                 .server(guid)
                                 .p2p()
                                 .serve_at(h::OBJECT_PATH, BenchService::new(""))
+                                .serve_at(h::OBJECT_PATH, crate::fds::FdService)
                                 .build()
                                 .await?;
                             conn.closed().await;
@@ -301,7 +303,7 @@ impl h::Ipc for ZbusIpc {
 
     fn implements(&self, op: IpcOp) -> bool {
         !op.opt_in()
-            || matches!(op, IpcOp::InFlight(_) | IpcOp::IdleConnections(_))
+            || matches!(op, IpcOp::InFlight(_) | IpcOp::IdleConnections(_) | IpcOp::FdPassing(_))
             || matches!(op, IpcOp::PropertyGetAll(_) | IpcOp::ManagedObjects(_))
     }
 
@@ -319,6 +321,13 @@ impl h::Ipc for ZbusIpc {
             IpcOp::ManagedObjects(n) => {
                 let proxy = block_on(async { crate::props::managed_objects_client(&connect(&t).await?, &t, n).await })?;
                 Box::new(move || block_on(crate::props::managed_objects(&proxy)))
+            IpcOp::FdPassing(n) => {
+                let conn = block_on(connect(&t))?;
+                Box::new(crate::fds::client(
+                    conn,
+                    Some(t.service_name()).filter(|s| !s.is_empty()),
+                    n,
+                )?)
             }
             IpcOp::Call(m) => {
                 let proxy = block_on(connect_proxy(&t))?;

@@ -18,6 +18,7 @@ use zbus::wire::serialized::{Context, Data};
 use zbus::wire::{as_variant, DynamicDeserialize, DynamicType, Endian, Signature};
 use zbus::Type;
 
+mod fds;
 mod ipc;
 mod props;
 // The executor of the IPC side: zbus' own (this package) or Tokio (package

@@ -107,7 +107,7 @@ fn prepare_ipc<'a, I: Ipc>(
     ack_fifo: Option<&Path>,
 ) -> Result<Prepared<'a>> {
     let throughput_bytes = match op {
-        IpcOp::EchoBytes(n) | IpcOp::RawSocket(n) => n as u64,
+        IpcOp::EchoBytes(n) | IpcOp::RawSocket(n) | IpcOp::FdPassing(n) => n as u64,
         _ => 0,
     };
     let mut release = None;

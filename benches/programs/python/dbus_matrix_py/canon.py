@@ -4,6 +4,7 @@ Test runner/tests/program_adapters.rs checks these against the harness:
 emit output through the reference decoder, demarshal digests of the
 canonical bytes and of perturbed ones, and every IPC reply digest."""
 
+import os
 import struct
 
 # --- digest.rs -------------------------------------------------------------
@@ -151,6 +152,10 @@ OPT_IN_FAMILIES = {
     "property-get-all": "property/get-all",
     "get-managed-objects": "objects/get-managed-objects",
 }
+# ipc/fd_passing.rs: ReadFd(h) -> t on a second interface; the memfd holds echo_payload(size).
+FD_SIZES = [4096, 1048576]
+FD_INTERFACE = "io.killing.spark.BenchFd"
+OPT_IN_FAMILIES["fd-passing"] = "call/fd-passing"
 
 # (slug, member, in signature, out signature), in Method::ALL order.
 METHODS = [
@@ -178,6 +183,28 @@ def items():
 
 def echo_payload(size):
     return bytes(i % 251 for i in range(size))
+
+
+def payload_memfd(size):
+    """ipc/fd_passing.rs `payload_memfd`: echo_payload(size) written once; the offset left at the end."""
+    fd = os.memfd_create("dbus-matrix-fd-passing", os.MFD_CLOEXEC)
+    os.write(fd, echo_payload(size))
+    return fd
+
+
+def read_fd_digest(fd):
+    """ipc/fd_passing.rs `read_fd_digest`: the whole file behind fd with pread from offset 0
+    (the fd shares the sender's offset); the caller still closes fd."""
+    size = os.fstat(fd).st_size
+    content = b""
+    while len(content) < size:
+        chunk = os.pread(fd, size - len(content), len(content))
+        if not chunk:
+            break
+        content += chunk
+    d = Digest()
+    d.bytes(content)
+    return d.finish()
 
 
 def ping_rule():
@@ -214,7 +241,8 @@ def expected_digest(op, service_name):
                 d.str(service_name)
                 d.str(object_path(i))
             d.len(10)
-    elif kind in ("echo-bytes", "raw-socket"):
+    elif kind in ("echo-bytes", "raw-socket", "fd-passing"):
+        # fd-passing: ReadFd answers the digest of the memfd's bytes, this same value.
         d.bytes(echo_payload(arg))
     elif kind in ("property-get", "property-cold-start"):
         digest_items(d, items())
@@ -247,6 +275,8 @@ def scenarios():
         out.append(("call/echo-bytes/%d" % n, ("ipc", ("echo-bytes", n))))
     for n in IN_FLIGHT_COUNTS:
         out.append(("call/in-flight/%d" % n, ("ipc", ("in-flight", n))))
+    for n in FD_SIZES:
+        out.append(("call/fd-passing/%d" % n, ("ipc", ("fd-passing", n))))
     out.append(("property/get", ("ipc", ("property-get", None))))
     out.append(("property/get-x100", ("ipc", ("property-get-x100", None))))
     for n in PROPS_COUNTS:

@@ -115,7 +115,8 @@ module DbusMatrix
           10.times { |i| d.str(service_name); d.str(object_path(i)) }
           d.len(10)
         end
-      when "echo-bytes", "raw-socket" then d.bytes(echo_payload(arg))
+      # fd-passing: ReadFd answers the digest of the memfd's bytes, this same value.
+      when "echo-bytes", "raw-socket", "fd-passing" then d.bytes(echo_payload(arg))
       when "property-get", "property-cold-start" then digest_items(d, items)
       when "property-get-x100" then 100.times { digest_items(d, items) }
       when "emit-receive" then d.str(SIGNAL_TEXT)
@@ -134,6 +135,7 @@ module DbusMatrix
       METHODS.each { |slug, m, _, _| out << ["call/#{slug}", ["ipc", ["call", m]]] }
       ECHO_SIZES.each { |n| out << ["call/echo-bytes/#{n}", ["ipc", ["echo-bytes", n]]] }
       IN_FLIGHT_COUNTS.each { |n| out << ["call/in-flight/#{n}", ["ipc", ["in-flight", n]]] }
+      FD_SIZES.each { |n| out << ["call/fd-passing/#{n}", ["ipc", ["fd-passing", n]]] }
       out << ["property/get", ["ipc", ["property-get", nil]]]
       out << ["property/get-x100", ["ipc", ["property-get-x100", nil]]]
       PROPS_COUNTS.each { |n| out << ["property/get-all/#{n}", ["ipc", ["property-get-all", n]]] }
@@ -181,8 +183,12 @@ module DbusMatrix
       "in-flight" => "call/in-flight",
       "idle-connections" => "connect/idle-connections",
       "property-get-all" => "property/get-all",
-      "get-managed-objects" => "objects/get-managed-objects"
+      "get-managed-objects" => "objects/get-managed-objects",
+      "fd-passing" => "call/fd-passing"
     }.freeze
+    # ipc/fd_passing.rs: ReadFd(h) -> t on a second interface; the memfd holds echo_payload(size).
+    FD_SIZES = [4096, 1048576].freeze
+    FD_INTERFACE = "io.killing.spark.BenchFd"
 
     NEEDS_BUS = {
       "connect-hello" => "peer to peer there is no bus to say Hello to: a p2p connection is SASL only",

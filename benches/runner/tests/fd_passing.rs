@@ -1,0 +1,133 @@
+//! `call/fd-passing/<size>`: a library that passes fds gives a verified value
+//! (the server read the memfd's whole content through the received fd), one
+//! whose adapter has no code for it says the gap is its own, one that cannot
+//! pass fds says why; and a server closes every fd it receives.
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::common::*;
+use crate::real_clients::serve;
+use harness::ipc::Transport;
+use harness::results::{CellStatus, Outcome};
+
+#[test]
+fn fd_passing_cells_have_values_or_honest_reasons() {
+    let out = TempDir::new("fd-passing");
+    let o = smoke_run_of_repo(
+        out.path(),
+        &[
+            "--adapters",
+            "zbus-6,dbus-0.9,systemd-0.11,rustbus-0.19,libdbus-c-1.14,jeepney-0.8,dbus-bytestream-0.1,ruby-dbus-0.16",
+            "--scenarios",
+            "call/fd-passing/4096,call/fd-passing/1048576",
+            "--buses",
+            "dbus-broker,p2p",
+        ],
+    )
+    .output()
+    .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let r = validate(&results_file(out.path()));
+    let cell = |adapter: &str, scenario: &str, bus: &str| {
+        r.cells
+            .iter()
+            .find(|c| c.adapter == adapter && c.scenario == scenario && c.bus.as_deref() == Some(bus))
+            .unwrap_or_else(|| panic!("no cell {adapter} {scenario} {bus}"))
+    };
+    let reason = |adapter: &str, scenario: &str, bus: &str| match &cell(adapter, scenario, bus).outcome {
+        Outcome::Unsupported { reason } => reason.clone(),
+        other => panic!("{adapter} {scenario} {bus}: {other:?}"),
+    };
+    for s in ["call/fd-passing/4096", "call/fd-passing/1048576"] {
+        for (adapter, bus) in [
+            ("zbus-6", "dbus-broker"),
+            ("zbus-6", "p2p"),
+            ("systemd-0.11", "dbus-broker"),
+            ("systemd-0.11", "p2p"),
+            ("dbus-0.9", "dbus-broker"),
+            ("rustbus-0.19", "dbus-broker"),
+            ("libdbus-c-1.14", "dbus-broker"),
+            ("jeepney-0.8", "dbus-broker"),
+        ] {
+            let c = cell(adapter, s, bus);
+            assert_eq!(c.status(), CellStatus::Ok, "{adapter} {s} {bus}: {:?}", c.outcome);
+            assert!(c.measurement().unwrap().wall.median_ns.point > 0.0);
+        }
+        // dbus-rs cannot serve peer to peer: a library fact, not "not implemented".
+        assert!(!reason("dbus-0.9", s, "p2p").contains("does not implement"));
+        // A library without SCM_RIGHTS says so.
+        let why = reason("dbus-bytestream-0.1", s, "dbus-broker");
+        assert!(why.contains("NEGOTIATE_UNIX_FD"), "{why}");
+        assert_eq!(
+            reason("ruby-dbus-0.16", s, "dbus-broker"),
+            "this adapter does not implement call/fd-passing yet"
+        );
+    }
+}
+
+/// Open fds of a process.
+fn open_fds(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd")).unwrap().count()
+}
+
+/// `adapter repeat` of `call/fd-passing/4096` against the server on `t`.
+fn repeat(bin: &Path, t: &Transport, iterations: u64) {
+    let args = harness::contract::Command::Repeat(harness::contract::Repeat {
+        scenario: "call/fd-passing/4096".into(),
+        iterations,
+        windows: 0,
+        transport: Some(t.clone()),
+        ack_fifo: None,
+    })
+    .to_args();
+    let o = Command::new(bin).args(args).output().unwrap();
+    assert!(o.status.success(), "{} repeat: {}", bin.display(), text(&o));
+}
+
+/// The server's fd count after a first call (which may open what a server
+/// opens once) and after 300 more: a server that kept each received fd
+/// would hold 300 more.
+fn fds_held_after_many_calls(adapter: &str, t: &Transport, dir: &Path) -> (usize, usize) {
+    let bin = bin_dir().join(format!("adapter-{}", adapter.replace('.', "-")));
+    let server = serve(&bin, t, dir.join(format!("{adapter}.stderr"))).unwrap_or_else(|e| panic!("{adapter}: {e}"));
+    let pid = server.pid();
+    repeat(&bin, t, 1);
+    let before = open_fds(pid);
+    repeat(&bin, t, 300);
+    let after = open_fds(pid);
+    (before, after)
+}
+
+#[test]
+fn servers_close_every_fd_they_receive() {
+    let dir = TempDir::new("fd-leak");
+    // Peer to peer: each client's connection ends with its process.
+    for adapter in ["zbus-6", "systemd-0.11"] {
+        let t = Transport::P2p {
+            socket: dir.path().join(format!("{adapter}.sock")),
+        };
+        let (before, after) = fds_held_after_many_calls(adapter, &t, dir.path());
+        assert!(
+            after <= before + 2,
+            "{adapter} p2p: {before} fds open, {after} after 300 calls"
+        );
+    }
+    // dbus-rs serves on a bus only.
+    let name = "io.killing.spark.Bench.fdleak_dbus".to_string();
+    let opts = bus::BusOptions {
+        services: vec![name.clone()],
+        ..bus::BusOptions::default()
+    };
+    let running = bus::start(bus::BusKind::DbusDaemon, &opts).expect("dbus-daemon starts");
+    let t = Transport::Bus {
+        address: running.address().to_string(),
+        socket: running.socket_path().to_path_buf(),
+        service_name: name,
+    };
+    let (before, after) = fds_held_after_many_calls("dbus-0.9", &t, dir.path());
+    assert!(
+        after <= before + 2,
+        "dbus-0.9: {before} fds open, {after} after 300 calls"
+    );
+}
