@@ -82,5 +82,7 @@ int cold_start(const transport_t *t);
 typedef struct client client_t;
 client_t *client_new(const transport_t *t, op_t op, char *err, size_t errlen);
 int client_op(client_t *c, uint64_t *digest, char *err, size_t errlen);
+/* Closes what the op holds (connect/idle-connections), before each repeat window. */
+void client_release(client_t *c);
 
 #endif
