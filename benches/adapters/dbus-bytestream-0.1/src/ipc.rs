@@ -138,7 +138,9 @@ fn in_flight(conn: &Connection, service_name: &str, n: usize) -> Result<u64> {
     }
     let mut replies = HashMap::with_capacity(n);
     while replies.len() < n {
-        let msg = conn.read_msg().map_err(|e| bus_error("waiting for in-flight replies", e))?;
+        let msg = conn
+            .read_msg()
+            .map_err(|e| bus_error("waiting for in-flight replies", e))?;
         let Some(reply_serial) = msg.get_header(HEADER_FIELD_REPLY_SERIAL) else {
             continue; // not a reply (NameAcquired)
         };
@@ -158,7 +160,12 @@ fn in_flight(conn: &Connection, service_name: &str, n: usize) -> Result<u64> {
     }
     let values = serials
         .iter()
-        .map(|s| replies.get(s).copied().with_context(|| format!("no reply to serial {s}")))
+        .map(|s| {
+            replies
+                .get(s)
+                .copied()
+                .with_context(|| format!("no reply to serial {s}"))
+        })
         .collect::<Result<Vec<i32>>>()?;
     Ok(h::in_flight_digest(values))
 }

@@ -102,9 +102,10 @@ impl Client {
         let waiting = Arc::new(AtomicUsize::new(n));
         for i in 0..n {
             let mut msg = match &self.destination {
-                Some(d) => self
-                    .bus
-                    .new_method_call(d.as_c_str(), self.path.as_c_str(), self.interface.as_c_str(), member)?,
+                Some(d) => {
+                    self.bus
+                        .new_method_call(d.as_c_str(), self.path.as_c_str(), self.interface.as_c_str(), member)?
+                }
                 None => raw::new_method_call_to_peer(&self.bus, &self.path, &self.interface, member)?,
             };
             msg.append(h::in_flight_arg(i))?;

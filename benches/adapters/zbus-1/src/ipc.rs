@@ -163,7 +163,14 @@ fn in_flight(conn: &Connection, destination: &str, n: usize) -> Result<u64> {
     for i in 0..n {
         let arg = h::in_flight_arg(i);
         let member = Method::InOutInt.member();
-        let msg = Message::method(conn.unique_name(), Some(destination), h::OBJECT_PATH, Some(h::INTERFACE), member, &arg)?;
+        let msg = Message::method(
+            conn.unique_name(),
+            Some(destination),
+            h::OBJECT_PATH,
+            Some(h::INTERFACE),
+            member,
+            &arg,
+        )?;
         serials.push(conn.send_message(msg)?);
     }
     let mut replies = HashMap::with_capacity(n);
@@ -182,7 +189,12 @@ fn in_flight(conn: &Connection, destination: &str, n: usize) -> Result<u64> {
     }
     let values = serials
         .iter()
-        .map(|s| replies.get(s).copied().with_context(|| format!("no reply to serial {s}")))
+        .map(|s| {
+            replies
+                .get(s)
+                .copied()
+                .with_context(|| format!("no reply to serial {s}"))
+        })
         .collect::<Result<Vec<i32>>>()?;
     Ok(h::in_flight_digest(values))
 }

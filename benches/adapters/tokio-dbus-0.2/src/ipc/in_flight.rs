@@ -47,7 +47,12 @@ impl Peer {
         let values = serials
             .iter()
             .enumerate()
-            .map(|(i, s)| replies.get(s).copied().with_context(|| format!("no reply to in-flight call {i}")))
+            .map(|(i, s)| {
+                replies
+                    .get(s)
+                    .copied()
+                    .with_context(|| format!("no reply to in-flight call {i}"))
+            })
             .collect::<Result<Vec<i32>>>()?;
         Ok(h::in_flight_digest(values))
     }
