@@ -96,16 +96,6 @@ impl Conn {
     }
 }
 
-/// A held `connect/idle-connections` connection: `DBus::close` when dropped
-/// (the connection task then ends and closes the socket).
-struct IdleConnection(Conn);
-
-impl Drop for IdleConnection {
-    fn drop(&mut self) {
-        let _ = self.0.dbus.close();
-    }
-}
-
 async fn connect(t: &Transport) -> Result<Conn> {
     let Transport::Bus { address, .. } = t else {
         bail!("{NO_P2P_SERVER}");
@@ -491,17 +481,6 @@ impl h::Ipc for DbusAsyncIpc {
             let _keep = &conn;
             this.runtime()?.block_on(next_ping(&mut receiver))
         }))
-    }
-
-    fn implements(&self, op: IpcOp) -> bool {
-        // call/in-flight is unsupported for the library's reason (its server stops reading).
-        !op.opt_in() || matches!(op, IpcOp::IdleConnections(_))
-    }
-
-    /// `DBus::new` (SASL, Hello) on this adapter's runtime, whose worker runs its tasks.
-    fn idle_connection(&mut self, transport: &Transport) -> Result<Box<dyn std::any::Any>> {
-        let conn = self.runtime()?.block_on(connect(transport))?;
-        Ok(Box::new(IdleConnection(conn)))
     }
 
     fn client<'a>(&'a mut self, transport: &Transport, op: IpcOp) -> Result<Op<'a>> {
