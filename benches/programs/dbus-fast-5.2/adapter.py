@@ -33,6 +33,14 @@ INTERPRETER = ("a venv of %s" % os.path.realpath(sys.executable) if sys.prefix !
                else sys.executable)
 NO_P2P = ("dbus-fast has no peer-to-peer connection: MessageBus.connect() always sends Hello and waits "
           "for a bus's reply, and there is no server side to accept a connection")
+# call/in-flight sizes whose calls, written at once, fill the socket's send buffer.
+WRITER_FULL_FROM = 1000
+WRITER_FULL = ("dbus-fast %s cannot have 1000 calls in flight: its message writer "
+               "(dbus_fast/aio/message_bus.py, _MessageWriter.write_callback) sends the queued messages "
+               "in a loop and takes the BlockingIOError of a full socket send buffer (EAGAIN) for a "
+               "broken connection, which it finalizes; 1000 calls queued at once fill the buffer before "
+               "the bus reads them (measured: the batch fails on dbus-daemon, dbus-broker and busd, "
+               "100 calls do not)" % VERSION)
 BUS = "org.freedesktop.DBus"
 BUS_PATH = "/org/freedesktop/DBus"
 
@@ -152,7 +160,7 @@ def _invalid_args(msg):
 
 class DbusFast:
     # contract.py: the opt-in ops (canon.OPT_IN_FAMILIES) this adapter implements.
-    IMPLEMENTS = ("fd-passing",)
+    IMPLEMENTS = ("in-flight", "idle-connections", "fd-passing")
     id = "dbus-fast-5.2"
     library = "dbus-fast"
     version = VERSION
@@ -215,11 +223,24 @@ class DbusFast:
 
     # --- IPC ---------------------------------------------------------------
     def unsupported_ipc(self, op, p2p):
-        return NO_P2P if p2p else None
+        if p2p:
+            return NO_P2P
+        if op[0] == "in-flight" and op[1] >= WRITER_FULL_FROM:
+            return WRITER_FULL
+        return None
 
     async def _connect(self, t, negotiate_unix_fd=False):
         # negotiate_unix_fd: NEGOTIATE_UNIX_FD in the SASL exchange (the server's, and call/fd-passing's client).
         return await MessageBus(bus_address=t["address"], negotiate_unix_fd=negotiate_unix_fd).connect()
+
+    def idle_connection(self, t):
+        """MessageBus.connect (SASL, Hello); the returned function disconnects it."""
+        bus = self._run(self._connect(t))
+
+        def close():
+            bus.disconnect()
+            self._run(bus.wait_for_disconnect())
+        return close
 
     def serve(self, t, ready):
         async def serve():
@@ -304,7 +325,7 @@ class DbusFast:
                 return _check(reply, "ReadFd")[0]
             return lambda: self._run(read_fd())
         bus = self._run(self._connect(t))
-        if kind in ("call", "echo-bytes", "property-get", "property-get-x100"):
+        if kind in ("call", "in-flight", "echo-bytes", "property-get", "property-get-x100"):
             iface = self._interface(bus, t)
         if kind == "call":
             member = arg
@@ -332,6 +353,18 @@ class DbusFast:
                     d.len(len(result))
                 return d.finish()
             return lambda: self._run(call())
+        if kind == "in-flight":
+            async def in_flight():
+                # gather's tasks each run to their first await in one loop iteration, and
+                # each has sent its call (MessageBus.call) by then: all n are in flight
+                # before any reply is read.
+                replies = await asyncio.gather(*(iface.call_in_out_int(i) for i in range(arg)))
+                d = canon.Digest()
+                for r in replies:
+                    d.i32(r)
+                d.len(arg)
+                return d.finish()
+            return lambda: self._run(in_flight())
         if kind == "echo-bytes":
             payload = canon.echo_payload(arg)
 

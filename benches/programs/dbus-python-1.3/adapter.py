@@ -162,6 +162,35 @@ def _digest_reply(member, value):
     return d.finish()
 
 
+def _in_flight(method, n):
+    """call/in-flight/<n>: each call made with reply_handler/error_handler is
+    sent at once (libdbus's send_with_reply) and returns; the GLib main loop,
+    iterated until every call is answered, runs the handlers."""
+    def in_flight():
+        replies, errors, left = [None] * n, [], [n]
+
+        def on_reply(i):
+            def store(value):
+                replies[i] = int(value)
+                left[0] -= 1
+            return store
+
+        def on_error(e):
+            errors.append(e)
+            left[0] -= 1
+        for i in range(n):
+            method(dbus.Int32(i), reply_handler=on_reply(i), error_handler=on_error)
+        _iterate_until(lambda: left[0] == 0)
+        if errors:
+            raise RuntimeError("%d in-flight calls failed, the first: %s" % (len(errors), errors[0]))
+        d = canon.Digest()
+        for r in replies:
+            d.i32(r)
+        d.len(n)
+        return d.finish()
+    return in_flight
+
+
 def _mixed_signal():
     body = canon.mixed()
     msg = dbus.lowlevel.SignalMessage(canon.PATH, canon.INTERFACE, canon.MEMBER)
@@ -180,7 +209,7 @@ def _ping():
 
 class DbusPython:
     # contract.py: the opt-in ops (canon.OPT_IN_FAMILIES) this adapter implements.
-    IMPLEMENTS = ("fd-passing",)
+    IMPLEMENTS = ("in-flight", "idle-connections", "fd-passing")
     id = "dbus-python-1.3"
     library = "dbus-python"
     version = dbus.__version__
@@ -198,6 +227,10 @@ class DbusPython:
         if t["kind"] == "p2p":
             return dbus.connection.Connection(t.get("address") or "unix:path=" + t["socket"])
         return dbus.bus.BusConnection(t["address"])
+
+    def idle_connection(self, t):
+        """A private BusConnection (SASL, Hello); the returned function closes it."""
+        return self._connect(t).close
 
     def serve(self, t, ready):
         if t["kind"] == "p2p":
@@ -262,6 +295,8 @@ class DbusPython:
             memfd = dbus.types.UnixFd(raw)
             os.close(raw)
             return lambda: int(read_fd(memfd))
+        if kind == "in-flight":
+            return _in_flight(dbus.Interface(self._proxy(conn, t), canon.BENCH_INTERFACE).InOutInt, arg)
         if kind == "echo-bytes":
             iface = dbus.Interface(self._proxy(conn, t), canon.BENCH_INTERFACE)
             payload = dbus.ByteArray(canon.echo_payload(arg))

@@ -52,7 +52,7 @@ def _read_fd(msg):
 
 class Jeepney:
     # contract.py: the opt-in ops (canon.OPT_IN_FAMILIES) this adapter implements.
-    IMPLEMENTS = ("in-flight", "fd-passing")
+    IMPLEMENTS = ("in-flight", "idle-connections", "fd-passing")
     id = "jeepney-0.8"
     library = "jeepney"
     version = jeepney.__version__
@@ -115,6 +115,10 @@ class Jeepney:
     def _connect(self, t, enable_fds=False):
         # enable_fds: NEGOTIATE_UNIX_FD in the SASL exchange (the server's, and call/fd-passing's client).
         return open_dbus_connection(t["address"], enable_fds=enable_fds)
+
+    def idle_connection(self, t):
+        """open_dbus_connection (SASL, Hello); the returned function closes it."""
+        return self._connect(t).close
 
     def serve(self, t, ready):
         conn = self._connect(t, enable_fds=True)
@@ -217,20 +221,29 @@ class Jeepney:
             def in_flight():
                 # Every call sent with a serial from the connection's own counter (what
                 # send_and_get_reply does), then replies received and matched by reply serial.
+                # Between two sends, what has already arrived is taken without waiting
+                # (receive(timeout=0)): a bus that cannot write replies to a client that
+                # does not read gives up on it (busd disconnects it after 100 ms).
                 index_of = {}
+                replies = [None] * arg
+                left = [arg]
+
+                def take(msg):
+                    i = index_of.pop(msg.header.fields.get(HeaderFields.reply_serial), None)
+                    if i is not None:  # else the bus's own signals (NameAcquired)
+                        replies[i] = _check_reply(msg, "InOutInt")[0]
+                        left[0] -= 1
                 for i in range(arg):
                     serial = next(conn.outgoing_serial)
                     index_of[serial] = i
                     conn.send(new_method_call(addr, "InOutInt", "i", (i,)), serial=serial)
-                replies = [None] * arg
-                left = arg
-                while left:
-                    msg = conn.receive()
-                    i = index_of.pop(msg.header.fields.get(HeaderFields.reply_serial), None)
-                    if i is None:
-                        continue  # the bus's own signals (NameAcquired)
-                    replies[i] = _check_reply(msg, "InOutInt")[0]
-                    left -= 1
+                    while True:
+                        try:
+                            take(conn.receive(timeout=0))
+                        except TimeoutError:
+                            break
+                while left[0]:
+                    take(conn.receive())
                 d = canon.Digest()
                 for r in replies:
                     d.i32(r)

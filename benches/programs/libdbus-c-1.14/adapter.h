@@ -83,6 +83,8 @@ int cold_start(const transport_t *t);
 typedef struct client client_t;
 client_t *client_new(const transport_t *t, op_t op, char *err, size_t errlen);
 int client_op(client_t *c, uint64_t *digest, char *err, size_t errlen);
+/* Closes what the op holds (connect/idle-connections), before each repeat window. */
+void client_release(client_t *c);
 
 /* --- fd_passing.c: call/fd-passing/<n> (harness/src/ipc/fd_passing.rs) ------- */
 #define FD_INTERFACE "io.killing.spark.BenchFd"

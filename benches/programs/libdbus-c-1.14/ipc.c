@@ -245,6 +245,8 @@ struct client {
     unsigned char *payload;
     body_t mixed;
     int memfd; /* call/fd-passing: written once here */
+    DBusConnection **held; /* connect/idle-connections: the batch held open */
+    long n_held;
 };
 
 static int wait_ping(DBusConnection *c, uint64_t *digest, char *err, size_t errlen) {
@@ -357,6 +359,7 @@ client_t *client_new(const transport_t *t, op_t op, char *err, size_t errlen) {
     client_t *c = calloc(1, sizeof *c);
     c->t = *t, c->op = op;
     if (op.kind == OP_HELLO) return c;
+    if (op.kind == OP_IDLE) return c->held = calloc((size_t)op.n, sizeof *c->held), c;
     if (op.kind == OP_MARSHAL_SEND) return body_of("mixed", &c->mixed) ? NULL : c;
     if (!(c->conn = connect_bus(t, err, errlen))) return NULL;
     if (op.kind == OP_ECHO) c->payload = echo_payload(op.n);
@@ -405,6 +408,22 @@ static int in_flight(client_t *c, digest_t *d, char *err, size_t errlen) {
     free(pending);
     if (failed) return -1;
     d_len(d, (uint64_t)n);
+    return 0;
+}
+
+void client_release(client_t *c) {
+    while (c->n_held > 0) disconnect(c->held[--c->n_held]);
+}
+
+/* connect/idle-connections/<n> (cli/idle.rs): close the previous batch, then
+ * open n private connections (SASL, Hello) and hold them. */
+static int hold_idle(client_t *c, digest_t *d, char *err, size_t errlen) {
+    client_release(c);
+    for (long i = 0; i < c->op.n; i++) {
+        if (!(c->held[i] = connect_bus(&c->t, err, errlen))) return -1;
+        c->n_held = i + 1;
+    }
+    d_len(d, (uint64_t)c->n_held);
     return 0;
 }
 
@@ -490,6 +509,9 @@ int client_op(client_t *c, uint64_t *digest, char *err, size_t errlen) {
         if (in_flight(c, &d, err, errlen)) return -1;
         break;
     case OP_FD_PASSING: return fd_passing_call(c->conn, c->t.service_name, c->memfd, digest, err, errlen);
+    case OP_IDLE:
+        if (hold_idle(c, &d, err, errlen)) return -1;
+        break;
     default: return snprintf(err, errlen, "no client for this operation"), -1;
     }
     *digest = d.h;

@@ -77,7 +77,6 @@ static int transport(transport_t *t, int needed) {
 static const char *ipc_unsupported(op_t op, int p2p) {
     if (op.kind == OP_RAW_SOCKET) return RAW_SOCKET;
     if (p2p) return needs_bus(op) ? needs_bus(op) : NO_P2P;
-    if (op.kind == OP_IDLE) return "this adapter does not implement connect/idle-connections yet";
     if (op.kind == OP_GET_ALL) return "this adapter does not implement property/get-all yet";
     if (op.kind == OP_MANAGED_OBJECTS) return "this adapter does not implement objects/get-managed-objects yet";
     return NULL;
@@ -308,6 +307,7 @@ int main(int argc, char **argv) {
     int windows = (int)number("windows", 0, 0);
     if (!windows) time_ops(&p, iterations);
     for (int w = 0; w < windows; w++) {
+        if (p.client) client_release(p.client); /* a window starts with nothing held */
         announce_and_wait("WINDOW-BEGIN");
         time_ops(&p, iterations);
         announce_and_wait("WINDOW-END");

@@ -19,6 +19,9 @@ class RubyDbus
            "and its RemoteBus always says Hello to a bus".freeze
   VERSION = Gem::Specification.load("/usr/share/rubygems-integration/all/specifications/ruby-dbus-0.16.0.gemspec")&.version&.to_s || "unknown"
 
+  # contract.rb: the opt-in ops (canon.rb OPT_IN_FAMILIES) this adapter implements.
+  IMPLEMENTS = %w[in-flight idle-connections].freeze
+
   def id = "ruby-dbus-0.16"
   def library = "ruby-dbus"
   def version = VERSION
@@ -92,6 +95,12 @@ class RubyDbus
 
   # --- IPC ---------------------------------------------------------------
   def connect(t) = DBus::RemoteBus.new(t[:address])
+
+  # connect/idle-connections: RemoteBus.new (SASL, Hello); the lambda closes its socket.
+  def idle_connection(t)
+    bus = connect(t)
+    -> { bus.message_queue.socket.close }
+  end
 
   def reply_to(call, sig, values)
     r = DBus::Message.method_return(call)
@@ -188,6 +197,32 @@ class RubyDbus
           out[0].each { |n, p| d.str(n); d.str(p) }
           d.len(out[0].size)
         end
+        d.finish
+      end
+    when "in-flight"
+      iface = interface_of(bus, t)
+      lambda do
+        # A proxy method given a block sends its call and returns
+        # (Bus#send_sync_or_async: on_return, then message_queue.push); Bus#process
+        # of what the queue receives runs each block when its reply comes. Between
+        # two sends, what has already arrived is dispatched without waiting
+        # (Bus#dispatch_message_queue): a bus that cannot write replies to a client
+        # that does not read gives up on it (busd disconnects it after 100 ms).
+        replies = Array.new(arg)
+        left = arg
+        arg.times do |i|
+          iface.InOutInt(i) do |reply, value|
+            raise reply if reply.is_a?(DBus::Error)
+
+            replies[i] = value
+            left -= 1
+          end
+          bus.dispatch_message_queue
+        end
+        bus.process(bus.message_queue.pop) while left.positive?
+        d = C::Digest.new
+        replies.each { |r| d.i32(r) }
+        d.len(arg)
         d.finish
       end
     when "echo-bytes"

@@ -28,6 +28,7 @@ mod ipc_costs;
 mod ipc_run;
 mod matrix_smoke;
 mod matrix_validation;
+mod opt_in_ops;
 mod own_lockfiles;
 mod program_adapters;
 mod props;

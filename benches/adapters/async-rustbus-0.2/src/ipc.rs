@@ -26,6 +26,7 @@
 //! and runs every operation with `block_on` on the calling thread.
 
 use std::path::Path;
+use std::rc::Rc;
 
 use anyhow::{anyhow, bail, ensure, Context, Result};
 use async_rustbus::rustbus_core::message_builder::{MarshalledMessage, MarshalledMessageBody, MessageBuilder};
@@ -43,7 +44,19 @@ use tokio::runtime::Runtime;
 use crate::standard_reply::standard_reply;
 use crate::WireResult;
 
-pub struct AsyncRustbusIpc;
+/// The runtime of the held `connect/idle-connections` connections (made on
+/// first use): an `RpcConn` is registered with the reactor of the runtime it
+/// was made in, which must outlive it.
+#[derive(Default)]
+pub struct AsyncRustbusIpc {
+    idle_runtime: Option<Rc<Runtime>>,
+}
+
+/// A held idle connection and the runtime it is registered with (dropped after it).
+struct IdleConnection {
+    _conn: RpcConn,
+    _runtime: Rc<Runtime>,
+}
 
 const PROPERTIES: &str = "org.freedesktop.DBus.Properties";
 
@@ -184,6 +197,32 @@ impl Client {
         }
         read_all(&p)?;
         Ok(d.finish())
+    }
+
+    /// `call/in-flight/<n>`: each `send_msg_w_rsp` returns once its call is
+    /// written, with a future of the reply; every call is sent before the
+    /// first of those futures is awaited (replies are queued by serial).
+    async fn in_flight(&self, n: usize) -> Result<u64> {
+        let calls = (0..n)
+            .map(|i| {
+                let mut msg = self.message(h::INTERFACE, Method::InOutInt.member());
+                msg.body.push_param(h::in_flight_arg(i)).wire()?;
+                Ok(msg)
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let mut pending = Vec::with_capacity(n);
+        for msg in &calls {
+            pending.push(self.conn.send_msg_w_rsp(msg).await?);
+        }
+        let mut replies = Vec::with_capacity(n);
+        for reply in pending {
+            let reply = reply.await?;
+            ensure!(reply.typ != MessageType::Error, "error reply to an in-flight call");
+            let mut p = reply.body.parser();
+            replies.push(p.get::<i32>().wire()?);
+            read_all(&p)?;
+        }
+        Ok(h::in_flight_digest(replies))
     }
 
     async fn echo_bytes(&self, payload: &[u8]) -> Result<u64> {
@@ -331,6 +370,23 @@ impl h::Ipc for AsyncRustbusIpc {
         Ok(Box::new(move || rt.block_on(receive_ping(&conn, &rule))))
     }
 
+    fn implements(&self, op: IpcOp) -> bool {
+        !op.opt_in() || matches!(op, IpcOp::InFlight(_) | IpcOp::IdleConnections(_))
+    }
+
+    /// `RpcConn::connect_to_path` (SASL, Hello) on the runtime all held connections share.
+    fn idle_connection(&mut self, transport: &Transport) -> Result<Box<dyn std::any::Any>> {
+        if self.idle_runtime.is_none() {
+            self.idle_runtime = Some(Rc::new(runtime()?));
+        }
+        let rt = self.idle_runtime.clone().expect("just made");
+        let conn = rt.block_on(connect(transport))?;
+        Ok(Box::new(IdleConnection {
+            _conn: conn,
+            _runtime: rt,
+        }))
+    }
+
     fn client<'a>(&'a mut self, transport: &Transport, op: IpcOp) -> Result<Op<'a>> {
         let t = transport.clone();
         let rt = runtime()?;
@@ -393,7 +449,10 @@ impl h::Ipc for AsyncRustbusIpc {
                     Ok(Digest::new().finish())
                 })
             }
-            IpcOp::InFlight(_) => bail!(harness::ipc::not_implemented(op)),
+            IpcOp::InFlight(n) => {
+                let client = rt.block_on(Client::new(&t))?;
+                Box::new(move || rt.block_on(client.in_flight(n)))
+            }
             IpcOp::PropertyColdStart | IpcOp::RawSocket(_) | IpcOp::IdleConnections(_) => {
                 bail!("{op:?} is not a client operation")
             }

@@ -42,7 +42,7 @@ harness::adapter_main!(
     library: "async-rustbus",
     runtime: "tokio 1.43 current-thread runtime (block_on on the calling thread), one per client, subscriber and server",
     codec: AsyncRustbus,
-    ipc: ipc::AsyncRustbusIpc
+    ipc: ipc::AsyncRustbusIpc::default()
 );
 
 struct AsyncRustbus;

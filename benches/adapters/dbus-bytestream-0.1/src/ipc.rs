@@ -16,11 +16,14 @@
 //! (`Vec::remove(0)`): decoding is quadratic in the body size, which shows in
 //! `call/echo-bytes` (both the server and the client decode the payload).
 
+use std::collections::HashMap;
+
 use anyhow::{anyhow, bail, ensure, Context, Result};
 use dbus_bytestream::connection::Connection;
 use dbus_bytestream::message::{
-    self, Message, FLAGS_NO_REPLY_EXPECTED, HEADER_FIELD_DESTINATION, HEADER_FIELD_INTERFACE, HEADER_FIELD_MEMBER,
-    HEADER_FIELD_PATH, HEADER_FIELD_SENDER, HEADER_FIELD_SIGNATURE, MESSAGE_TYPE_METHOD_CALL, MESSAGE_TYPE_SIGNAL,
+    self, Message, FLAGS_NO_REPLY_EXPECTED, HEADER_FIELD_DESTINATION, HEADER_FIELD_ERROR_NAME, HEADER_FIELD_INTERFACE,
+    HEADER_FIELD_MEMBER, HEADER_FIELD_PATH, HEADER_FIELD_REPLY_SERIAL, HEADER_FIELD_SENDER, HEADER_FIELD_SIGNATURE,
+    MESSAGE_TYPE_METHOD_CALL, MESSAGE_TYPE_METHOD_RETURN, MESSAGE_TYPE_SIGNAL,
 };
 use dbus_serialize::types::{BasicValue, Path, Signature, Struct, Value, Variant};
 use harness::ipc::standard::{self, Answer};
@@ -121,6 +124,50 @@ fn object_ref(service_name: &str, i: usize) -> Value {
         ],
         signature: Signature("(so)".to_owned()),
     })
+}
+
+/// `call/in-flight/<n>`: `Connection::send` writes each call and returns its
+/// serial (`call_sync` would wait for each reply), then `read_msg` until
+/// every reply is in, matched to its call by the REPLY_SERIAL field.
+fn in_flight(conn: &Connection, service_name: &str, n: usize) -> Result<u64> {
+    let mut serials = Vec::with_capacity(n);
+    for i in 0..n {
+        let msg = message::create_method_call(service_name, h::OBJECT_PATH, h::INTERFACE, Method::InOutInt.member())
+            .add_arg(&h::in_flight_arg(i));
+        serials.push(conn.send(msg).map_err(|e| bus_error("sending an in-flight call", e))?);
+    }
+    let mut replies = HashMap::with_capacity(n);
+    while replies.len() < n {
+        let msg = conn
+            .read_msg()
+            .map_err(|e| bus_error("waiting for in-flight replies", e))?;
+        let Some(reply_serial) = msg.get_header(HEADER_FIELD_REPLY_SERIAL) else {
+            continue; // not a reply (NameAcquired)
+        };
+        let Value::BasicValue(BasicValue::Uint32(serial)) = *reply_serial.object else {
+            bail!("a REPLY_SERIAL that is not a u32: {:?}", reply_serial.object);
+        };
+        ensure!(
+            msg.message_type == MESSAGE_TYPE_METHOD_RETURN,
+            "an error reply to in-flight serial {serial}: {:?}",
+            header(&msg, HEADER_FIELD_ERROR_NAME)
+        );
+        let body = msg.get_body().map_err(|e| anyhow!("in-flight reply body: {e}"))?;
+        let Value::BasicValue(BasicValue::Int32(x)) = single(body)? else {
+            bail!("in-flight serial {serial}: expected an int");
+        };
+        replies.insert(serial, x);
+    }
+    let values = serials
+        .iter()
+        .map(|s| {
+            replies
+                .get(s)
+                .copied()
+                .with_context(|| format!("no reply to serial {s}"))
+        })
+        .collect::<Result<Vec<i32>>>()?;
+    Ok(h::in_flight_digest(values))
 }
 
 fn ping() -> Message {
@@ -324,6 +371,15 @@ impl h::Ipc for BytestreamIpc {
         Ok(Box::new(move || receive_ping(&conn)))
     }
 
+    fn implements(&self, op: IpcOp) -> bool {
+        !op.opt_in() || matches!(op, IpcOp::InFlight(_) | IpcOp::IdleConnections(_))
+    }
+
+    /// `Connection::connect` (SASL, Hello); dropping it closes the socket.
+    fn idle_connection(&mut self, transport: &Transport) -> Result<Box<dyn std::any::Any>> {
+        Ok(Box::new(connect(transport)?))
+    }
+
     fn client<'a>(&'a mut self, transport: &Transport, op: IpcOp) -> Result<Op<'a>> {
         if let Some(reason) = self.unsupported_ipc(op, transport.is_p2p()) {
             bail!(reason);
@@ -396,7 +452,10 @@ impl h::Ipc for BytestreamIpc {
                     Ok(Digest::new().finish())
                 })
             }
-            IpcOp::InFlight(_) => bail!(harness::ipc::not_implemented(op)),
+            IpcOp::InFlight(n) => {
+                let conn = connect(&t)?;
+                Box::new(move || in_flight(&conn, &service_name, n))
+            }
             IpcOp::PropertyGet
             | IpcOp::PropertyGetX100
             | IpcOp::PropertyColdStart

@@ -24,6 +24,7 @@ use harness::{payload, Digest};
 
 use crate::variant;
 
+mod in_flight;
 mod server;
 mod signals;
 
@@ -174,6 +175,15 @@ impl h::Ipc for GioIpc {
         signals::subscriber(transport, extra_rules)
     }
 
+    fn implements(&self, op: IpcOp) -> bool {
+        !op.opt_in() || matches!(op, IpcOp::InFlight(_) | IpcOp::IdleConnections(_))
+    }
+
+    /// `DBusConnection::for_address_sync` (SASL, Hello), closed when dropped.
+    fn idle_connection(&mut self, transport: &Transport) -> Result<Box<dyn std::any::Any>> {
+        Ok(Box::new(IdleConnection(connect(transport)?)))
+    }
+
     fn client<'a>(&'a mut self, transport: &Transport, op: IpcOp) -> Result<Op<'a>> {
         let t = transport.clone();
         Ok(match op {
@@ -231,7 +241,10 @@ impl h::Ipc for GioIpc {
                     Ok(Digest::new().finish())
                 })
             }
-            IpcOp::InFlight(_) => bail!(harness::ipc::not_implemented(op)),
+            IpcOp::InFlight(n) => {
+                let s = Service::connect(&t)?;
+                Box::new(move || in_flight::in_flight(&s, n))
+            }
             IpcOp::PropertyColdStart | IpcOp::RawSocket(_) | IpcOp::IdleConnections(_) => {
                 bail!("{op:?} is not a client operation")
             }
@@ -241,6 +254,15 @@ impl h::Ipc for GioIpc {
     fn cold_start(&mut self, transport: &Transport) -> Result<Vec<(String, String)>> {
         let s = Service::connect(transport)?;
         cached_items(&s.proxy()?)
+    }
+}
+
+/// A held `connect/idle-connections` connection: closed ([`close`]) when dropped.
+struct IdleConnection(DBusConnection);
+
+impl Drop for IdleConnection {
+    fn drop(&mut self) {
+        let _ = close(&self.0);
     }
 }
 

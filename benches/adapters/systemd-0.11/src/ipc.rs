@@ -21,6 +21,8 @@
 
 use std::ffi::{CStr, CString};
 use std::os::fd::{AsRawFd, RawFd};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 use anyhow::{anyhow, bail, ensure, Context, Result};
 use harness::ipc::{self as h, IpcOp, Method, Transport};
@@ -91,6 +93,45 @@ impl Client {
         args(&mut msg, bench)?;
         // 0: sd-bus's default method call timeout (25 s).
         msg.call(0).map_err(dbus_error)
+    }
+
+    /// `call/in-flight/<n>`: n `InOutInt` calls with `sd_bus_call_async`
+    /// (`MessageRef::call_async`: each is written, or queued, at once; its
+    /// callback gets the reply), then `sd_bus_process`/`sd_bus_wait` until
+    /// every callback has run.
+    fn in_flight(&mut self, n: usize, member: &CStr) -> Result<u64> {
+        let replies: InFlightReplies = Arc::new(Mutex::new((0..n).map(|_| None).collect()));
+        let waiting = Arc::new(AtomicUsize::new(n));
+        for i in 0..n {
+            let mut msg = match &self.destination {
+                Some(d) => {
+                    self.bus
+                        .new_method_call(d.as_c_str(), self.path.as_c_str(), self.interface.as_c_str(), member)?
+                }
+                None => raw::new_method_call_to_peer(&self.bus, &self.path, &self.interface, member)?,
+            };
+            msg.append(h::in_flight_arg(i))?;
+            let (replies, waiting) = (replies.clone(), waiting.clone());
+            let on_reply = move |reply: &mut MessageRef| {
+                let value = in_flight_reply(reply);
+                replies.lock().expect("no callback panicked")[i] = Some(value);
+                waiting.fetch_sub(1, Ordering::Relaxed);
+                Ok(())
+            };
+            msg.call_async(on_reply, 0)?;
+        }
+        while waiting.load(Ordering::Relaxed) > 0 {
+            if self.bus.process()?.is_none() {
+                self.bus.wait(None)?;
+            }
+        }
+        let replies = std::mem::take(&mut *replies.lock().expect("no callback panicked"));
+        let values = replies
+            .into_iter()
+            .enumerate()
+            .map(|(i, r)| r.with_context(|| format!("no reply to in-flight call {i}"))?)
+            .collect::<Result<Vec<i32>>>()?;
+        Ok(h::in_flight_digest(values))
     }
 
     /// One benchmark method call; the digest of what it returned.
@@ -169,6 +210,26 @@ impl Client {
         let mut reply = self.get_items()?;
         let Variant(items) = reply.iter()?.next()?.context("no variant in the reply")?;
         Ok(items)
+    }
+}
+
+/// The replies of a `call/in-flight` batch, by call, as the callbacks store them.
+type InFlightReplies = Arc<Mutex<Vec<Option<Result<i32>>>>>;
+
+/// The `i` of an `InOutInt` reply (an error reply is an error).
+fn in_flight_reply(reply: &mut MessageRef) -> Result<i32> {
+    if let Some(e) = reply.error() {
+        bail!("error reply {e}");
+    }
+    reply.iter()?.next::<i32>()?.context("no int in the reply")
+}
+
+/// A held `connect/idle-connections` connection: closed when dropped.
+struct IdleConnection(Bus);
+
+impl Drop for IdleConnection {
+    fn drop(&mut self) {
+        self.0.close();
     }
 }
 
@@ -257,7 +318,16 @@ impl h::Ipc for SdBusIpc {
     }
 
     fn implements(&self, op: IpcOp) -> bool {
-        !op.opt_in() || matches!(op, IpcOp::PropertyGetAll(_) | IpcOp::ManagedObjects(_) | IpcOp::FdPassing(_))
+        !op.opt_in()
+            || matches!(op, IpcOp::InFlight(_) | IpcOp::IdleConnections(_) | IpcOp::FdPassing(_))
+            || matches!(op, IpcOp::PropertyGetAll(_) | IpcOp::ManagedObjects(_))
+    }
+
+    /// sd-bus connects lazily: `unique_name` waits until SASL is done and Hello answered.
+    fn idle_connection(&mut self, transport: &Transport) -> Result<Box<dyn std::any::Any>> {
+        let bus = connect(transport)?;
+        bus.unique_name()?;
+        Ok(Box::new(IdleConnection(bus)))
     }
 
     fn client<'a>(&'a mut self, transport: &Transport, op: IpcOp) -> Result<Op<'a>> {
@@ -343,7 +413,11 @@ impl h::Ipc for SdBusIpc {
                     Ok(Digest::new().finish())
                 })
             }
-            IpcOp::InFlight(_) => bail!(harness::ipc::not_implemented(op)),
+            IpcOp::InFlight(n) => {
+                let mut client = Client::new(&t)?;
+                let member = CString::new(Method::InOutInt.member())?;
+                Box::new(move || client.in_flight(n, &member))
+            }
             IpcOp::PropertyColdStart | IpcOp::RawSocket(_) | IpcOp::IdleConnections(_) => {
                 bail!("{op:?} is not a client operation")
             }

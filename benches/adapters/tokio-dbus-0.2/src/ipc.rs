@@ -29,6 +29,7 @@
 //! runs every operation with `block_on` on the calling thread.
 
 use std::os::unix::net::UnixStream;
+use std::rc::Rc;
 
 use anyhow::{bail, ensure, Context, Result};
 use harness::ipc::standard::{self, Answer};
@@ -39,7 +40,21 @@ use tokio_dbus::org_freedesktop_dbus::{self, NameFlag};
 use tokio_dbus::{ty, Body, BodyBuf, Buffers, Connection, ConnectionBuilder, Message, MessageKind};
 use tokio_dbus::{ObjectPath, ObjectPathBuf, SendBuf, Serial, Signature};
 
-pub struct TokioDbusIpc;
+mod in_flight;
+
+/// The runtime of the held `connect/idle-connections` connections (made on
+/// first use): a `Connection` is registered with the reactor of the runtime
+/// it was made in, which must outlive it.
+#[derive(Default)]
+pub struct TokioDbusIpc {
+    idle_runtime: Option<Rc<Runtime>>,
+}
+
+/// A held idle connection and the runtime it is registered with (dropped after it).
+struct IdleConnection {
+    _peer: Peer,
+    _runtime: Rc<Runtime>,
+}
 
 const PATH: &ObjectPath = ObjectPath::new_const(h::OBJECT_PATH.as_bytes());
 const PROPERTIES: &str = "org.freedesktop.DBus.Properties";
@@ -491,6 +506,23 @@ impl h::Ipc for TokioDbusIpc {
         Ok(Box::new(move || rt.block_on(peer.receive_ping())))
     }
 
+    fn implements(&self, op: IpcOp) -> bool {
+        !op.opt_in() || matches!(op, IpcOp::InFlight(_) | IpcOp::IdleConnections(_))
+    }
+
+    /// SASL and Hello on the runtime all held connections share.
+    fn idle_connection(&mut self, transport: &Transport) -> Result<Box<dyn std::any::Any>> {
+        if self.idle_runtime.is_none() {
+            self.idle_runtime = Some(Rc::new(runtime()?));
+        }
+        let rt = self.idle_runtime.clone().expect("just made");
+        let peer = rt.block_on(Peer::connect(transport))?;
+        Ok(Box::new(IdleConnection {
+            _peer: peer,
+            _runtime: rt,
+        }))
+    }
+
     fn client<'a>(&'a mut self, transport: &Transport, op: IpcOp) -> Result<Op<'a>> {
         let t = transport.clone();
         Ok(match op {
@@ -559,7 +591,10 @@ impl h::Ipc for TokioDbusIpc {
                     Ok(Digest::new().finish())
                 })
             }
-            IpcOp::InFlight(_) => bail!(harness::ipc::not_implemented(op)),
+            IpcOp::InFlight(n) => {
+                let (rt, mut peer) = connected(&t)?;
+                Box::new(move || rt.block_on(peer.in_flight(n)))
+            }
             IpcOp::PropertyColdStart | IpcOp::RawSocket(_) | IpcOp::IdleConnections(_) => {
                 bail!("{op:?} is not a client operation")
             }

@@ -23,7 +23,7 @@ harness::adapter_main!(
     library: "tokio-dbus",
     runtime: "tokio 1.43 current-thread runtime (block_on on the calling thread), one per client, subscriber and server",
     codec: TokioDbus,
-    ipc: ipc::TokioDbusIpc
+    ipc: ipc::TokioDbusIpc::default()
 );
 
 /// Why the codec cells are unsupported (the library's API, as of 0.2.2).

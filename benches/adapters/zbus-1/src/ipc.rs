@@ -5,6 +5,7 @@
 //! `#[dbus_proxy]` trait (zbus 1's proxies are blocking). Peer to peer is
 //! unsupported: zbus 1's server handshake hangs (see `P2P_UNSUPPORTED`).
 
+use std::collections::HashMap;
 use std::convert::TryInto;
 use std::sync::LazyLock;
 
@@ -153,6 +154,51 @@ fn connect_proxy(t: &Transport) -> zbus::Result<BenchProxy<'static>> {
     BenchProxy::new_for_owned(connect(t)?, destination, h::OBJECT_PATH.to_owned())
 }
 
+/// `call/in-flight/<n>`: zbus 1's proxies and `call_method` wait for each
+/// reply, so the calls are `Message::method`s written with
+/// `Connection::send_message` (it returns the serial once written), then the
+/// replies are read with `receive_message` and matched by reply serial.
+fn in_flight(conn: &Connection, destination: &str, n: usize) -> Result<u64> {
+    let mut serials = Vec::with_capacity(n);
+    for i in 0..n {
+        let arg = h::in_flight_arg(i);
+        let member = Method::InOutInt.member();
+        let msg = Message::method(
+            conn.unique_name(),
+            Some(destination),
+            h::OBJECT_PATH,
+            Some(h::INTERFACE),
+            member,
+            &arg,
+        )?;
+        serials.push(conn.send_message(msg)?);
+    }
+    let mut replies = HashMap::with_capacity(n);
+    while replies.len() < n {
+        let msg = conn.receive_message()?;
+        let header = msg.header()?;
+        // Anything that answers no call (NameAcquired) is not ours.
+        let Some(serial) = header.reply_serial()? else { continue };
+        match header.message_type()? {
+            MessageType::Error => bail!("error reply to in-flight call {serial}: {}", zbus::Error::from(msg)),
+            MessageType::MethodReturn => {
+                replies.insert(serial, msg.body::<i32>()?);
+            }
+            _ => {}
+        }
+    }
+    let values = serials
+        .iter()
+        .map(|s| {
+            replies
+                .get(s)
+                .copied()
+                .with_context(|| format!("no reply to serial {s}"))
+        })
+        .collect::<Result<Vec<i32>>>()?;
+    Ok(h::in_flight_digest(values))
+}
+
 fn digest_object_ref(d: &mut Digest, r: &ObjectRef) {
     d.str(&r.name);
     d.str(r.path.as_str());
@@ -296,6 +342,16 @@ impl h::Ipc for ZbusIpc {
         Ok(Box::new(move || receive_ping(&conn)))
     }
 
+    fn implements(&self, op: IpcOp) -> bool {
+        !op.opt_in() || matches!(op, IpcOp::InFlight(_) | IpcOp::IdleConnections(_))
+    }
+
+    /// `Connection::new_for_address` (SASL, Hello); zbus 1 has no `close()`:
+    /// dropping the last handle closes the socket.
+    fn idle_connection(&mut self, transport: &Transport) -> Result<Box<dyn std::any::Any>> {
+        Ok(Box::new(connect(transport)?))
+    }
+
     fn client<'a>(&'a mut self, transport: &Transport, op: IpcOp) -> Result<Op<'a>> {
         let t = transport.clone();
         Ok(match op {
@@ -365,7 +421,11 @@ impl h::Ipc for ZbusIpc {
                     Ok(Digest::new().finish())
                 })
             }
-            IpcOp::InFlight(_) => bail!(harness::ipc::not_implemented(op)),
+            IpcOp::InFlight(n) => {
+                let conn = connect(&t)?;
+                let destination = t.service_name().to_owned();
+                Box::new(move || in_flight(&conn, &destination, n))
+            }
             IpcOp::PropertyColdStart | IpcOp::RawSocket(_) | IpcOp::IdleConnections(_) => {
                 bail!("{op:?} is not a client operation")
             }

@@ -143,6 +143,18 @@ fn connect(t: &Transport) -> zbus::Result<blocking::Connection> {
 }
 
 /// A connection and a proxy on it (the proxy holds the connection).
+/// The async proxy on a new connection (`call/in-flight`: calls joined, not one after another).
+fn connect_async_proxy(t: &Transport) -> zbus::Result<BenchProxy<'static>> {
+    let conn = zbus::Connection::from(connect(t)?);
+    zbus::block_on(async {
+        let builder = BenchProxy::builder(&conn);
+        match t {
+            Transport::Bus { service_name, .. } => builder.destination(service_name.clone())?.build().await,
+            Transport::P2p { .. } => builder.build().await,
+        }
+    })
+}
+
 fn connect_proxy(t: &Transport) -> zbus::Result<BenchProxyBlocking<'static>> {
     let conn = connect(t)?;
     let builder = BenchProxyBlocking::builder(&conn);
@@ -268,6 +280,16 @@ impl h::Ipc for ZbusIpc {
         }))
     }
 
+    fn implements(&self, op: IpcOp) -> bool {
+        !op.opt_in() || matches!(op, IpcOp::InFlight(_) | IpcOp::IdleConnections(_))
+    }
+
+    /// A blocking connection (SASL, Hello); zbus 2 and 3 have no `close()`:
+    /// dropping the last handle closes the socket.
+    fn idle_connection(&mut self, transport: &Transport) -> Result<Box<dyn std::any::Any>> {
+        Ok(Box::new(connect(transport)?))
+    }
+
     fn client<'a>(&'a mut self, transport: &Transport, op: IpcOp) -> Result<Op<'a>> {
         let t = transport.clone();
         Ok(match op {
@@ -335,7 +357,16 @@ impl h::Ipc for ZbusIpc {
                     Ok(Digest::new().finish())
                 })
             }
-            IpcOp::InFlight(_) => bail!(harness::ipc::not_implemented(op)),
+            IpcOp::InFlight(n) => {
+                let proxy = connect_async_proxy(&t)?;
+                Box::new(move || {
+                    // The blocking proxy waits for each reply; the async one, joined, sends
+                    // every call on its first poll before any reply is awaited.
+                    let calls = (0..n).map(|i| proxy.in_out_int(h::in_flight_arg(i)));
+                    let replies = zbus::block_on(futures_util::future::try_join_all(calls))?;
+                    Ok(h::in_flight_digest(replies))
+                })
+            }
             IpcOp::PropertyColdStart | IpcOp::RawSocket(_) | IpcOp::IdleConnections(_) => {
                 bail!("{op:?} is not a client operation")
             }

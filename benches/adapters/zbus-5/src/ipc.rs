@@ -141,6 +141,17 @@ fn connect(t: &Transport) -> zbus::Result<blocking::Connection> {
     }
 }
 
+/// A held `connect/idle-connections` connection, closed (`Connection::close`) when dropped.
+struct IdleConnection(Option<blocking::Connection>);
+
+impl Drop for IdleConnection {
+    fn drop(&mut self) {
+        if let Some(c) = self.0.take() {
+            let _ = c.close();
+        }
+    }
+}
+
 /// A connection and a proxy on it (the proxy holds the connection).
 fn connect_proxy(t: &Transport) -> zbus::Result<BenchProxyBlocking<'static>> {
     let conn = connect(t)?;
@@ -285,7 +296,12 @@ impl h::Ipc for ZbusIpc {
     }
 
     fn implements(&self, op: IpcOp) -> bool {
-        !op.opt_in() || matches!(op, IpcOp::InFlight(_) | IpcOp::FdPassing(_))
+        !op.opt_in() || matches!(op, IpcOp::InFlight(_) | IpcOp::IdleConnections(_) | IpcOp::FdPassing(_))
+    }
+
+    /// A blocking connection (SASL, Hello), closed (`Connection::close`) when dropped.
+    fn idle_connection(&mut self, transport: &Transport) -> Result<Box<dyn std::any::Any>> {
+        Ok(Box::new(IdleConnection(Some(connect(transport)?))))
     }
 
     fn client<'a>(&'a mut self, transport: &Transport, op: IpcOp) -> Result<Op<'a>> {

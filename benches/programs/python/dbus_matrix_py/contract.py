@@ -212,6 +212,8 @@ def _run(lib, parser, a):
     if a.windows == 0:
         region()
     for _ in range(a.windows):
+        if prepared.release is not None:
+            prepared.release()
         _announce_and_wait(WINDOW_BEGIN)
         region()
         _announce_and_wait(WINDOW_END)

@@ -14,11 +14,34 @@ ALLOC_UNAVAILABLE = (
 
 
 class Prepared:
-    def __init__(self, op, throughput_bytes, first_ns, notes):
+    def __init__(self, op, throughput_bytes, first_ns, notes, release=None):
         self.op = op
         self.throughput_bytes = throughput_bytes
         self.first_ns = first_ns
         self.notes = notes
+        # Lets go of what the operation holds (connect/idle-connections), so a
+        # `repeat` window starts with nothing held (cli/prepare.rs `release`).
+        self.release = release
+
+
+def idle_holder(lib, transport, n):
+    """cli/idle.rs `holder`: the operation (close the previous batch, open n
+    with the adapter's `idle_connection`, digest their count) and what lets go
+    of the batch it holds. `idle_connection` returns the function that closes it."""
+    held = []
+
+    def let_go():
+        while held:
+            held.pop()()
+
+    def hold():
+        let_go()
+        for _ in range(n):
+            held.append(lib.idle_connection(transport))
+        d = canon.Digest()
+        d.len(len(held))
+        return d.finish()
+    return hold, let_go
 
 
 def _wait_ack(fd):
@@ -59,7 +82,11 @@ def prepare(lib, kind, transport, ack_fifo):
         raise RuntimeError("property/cold-start is timed by the runner (whole processes)")
     if transport is None:
         raise RuntimeError("IPC scenarios need a transport")
-    client = lib.client(transport, op)
+    release = None
+    if op[0] == "idle-connections":
+        client, release = idle_holder(lib, transport, op[1])
+    else:
+        client = lib.client(transport, op)
     expected = canon.expected_digest(op, transport["service_name"])
     ack = None
     if canon.subscribers_of(op) is not None:
@@ -76,7 +103,7 @@ def prepare(lib, kind, transport, ack_fifo):
     first = time.perf_counter_ns() - start
     throughput = op[1] if op[0] == "echo-bytes" else 0
     if ack is None:
-        return Prepared(client, throughput, first, [])
+        return Prepared(client, throughput, first, [], release)
 
     def acknowledged():
         client()

@@ -122,7 +122,12 @@ module DbusMatrix
       raise "property/cold-start is timed by the runner (whole processes)" if op[0] == "property-cold-start"
       raise "IPC scenarios need a transport" unless t
 
-      client = lib.client(t, op)
+      release = nil
+      if op[0] == "idle-connections"
+        client, release = idle_holder(lib, t, op[1])
+      else
+        client = lib.client(t, op)
+      end
       expected = C.expected_digest(op, t[:service_name])
       ack = nil
       if C.subscribers_of(op)
@@ -138,7 +143,24 @@ module DbusMatrix
       wait.call if ack
       first = now - start
       throughput = op[0] == "echo-bytes" ? op[1] : 0
-      [ack ? -> { client.call; wait.call } : client, throughput, first]
+      [ack ? -> { client.call; wait.call } : client, throughput, first, release]
+    end
+
+    # cli/idle.rs `holder`: the operation (close the previous batch, open n with
+    # the adapter's `idle_connection`, digest their count) and what lets go of the
+    # batch it holds (before each `repeat` window). `idle_connection` returns the
+    # lambda that closes its connection.
+    def self.idle_holder(lib, t, n)
+      held = []
+      let_go = -> { held.pop.call until held.empty? }
+      hold = lambda do
+        let_go.call
+        n.times { held << lib.idle_connection(t) }
+        d = C::Digest.new
+        d.len(held.size)
+        d.finish
+      end
+      [hold, let_go]
     end
 
     # Raw samples as criterion would take them (timing.rs `measure`).
@@ -230,7 +252,7 @@ module DbusMatrix
           lib.demarshal($stdin.binmode.read, C::PAYLOADS[kind[1]].call[0], d)
           puts format("%016x", d.finish)
         else
-          op, throughput, first = prepare(lib, kind, t, flags["ack-fifo"])
+          op, throughput, first, release = prepare(lib, kind, t, flags["ack-fifo"])
           if cmd == "bench"
             File.write(flags["result"], JSON.pretty_generate(measure(op, throughput, first, flags)))
           else
@@ -238,6 +260,7 @@ module DbusMatrix
             windows = number(flags, "windows", 0, 0).to_i
             time_ops(op, iterations) if windows.zero?
             windows.times do
+              release&.call # a window starts with nothing held (cli/timing.rs)
               announce_and_wait("WINDOW-BEGIN")
               time_ops(op, iterations)
               announce_and_wait("WINDOW-END")
