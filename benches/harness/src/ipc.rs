@@ -337,10 +337,10 @@ impl IpcOp {
         matches!(
             self,
             IpcOp::InFlight(_)
-            | IpcOp::IdleConnections(_)
-            | IpcOp::PropertyGetAll(_)
-            | IpcOp::ManagedObjects(_)
-            | IpcOp::FdPassing(_)
+                | IpcOp::IdleConnections(_)
+                | IpcOp::PropertyGetAll(_)
+                | IpcOp::ManagedObjects(_)
+                | IpcOp::FdPassing(_)
         )
     }
 

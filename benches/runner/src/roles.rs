@@ -26,7 +26,13 @@ pub struct RolesConfig {
 pub fn has_roles(scenario: &str) -> bool {
     matches!(
         harness::scenario::find(scenario).and_then(|s| s.ipc_op()),
-        Some(IpcOp::Call(_) | IpcOp::EchoBytes(_) | IpcOp::PropertyGetAll(_) | IpcOp::ManagedObjects(_) | IpcOp::FdPassing(_))
+        Some(
+            IpcOp::Call(_)
+                | IpcOp::EchoBytes(_)
+                | IpcOp::PropertyGetAll(_)
+                | IpcOp::ManagedObjects(_)
+                | IpcOp::FdPassing(_)
+        )
     )
 }
 

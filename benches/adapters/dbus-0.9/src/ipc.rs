@@ -196,6 +196,7 @@ impl h::Ipc for DbusIpc {
             IpcOp::ManagedObjects(n) => {
                 let proxy = crate::props::proxy(connect(&t)?, t.service_name(), h::props::objects_path(n), TIMEOUT);
                 Box::new(move || crate::props::managed_objects(&proxy))
+            }
             IpcOp::FdPassing(n) => {
                 let proxy = connect_proxy(&t)?;
                 // libdbus duplicates the fd into each call and passes it with SCM_RIGHTS.

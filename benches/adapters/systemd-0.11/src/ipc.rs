@@ -350,6 +350,7 @@ impl h::Ipc for SdBusIpc {
                     let mut reply = c.call(Some(OBJECT_MANAGER), c"GetManagedObjects", |_, _| Ok(()))?;
                     crate::props::managed_objects_digest(&mut reply)
                 })
+            }
             IpcOp::FdPassing(n) => {
                 let mut client = Client::new(&t)?;
                 let memfd = h::fd_passing::payload_memfd(n)?;

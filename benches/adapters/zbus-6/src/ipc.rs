@@ -321,6 +321,7 @@ impl h::Ipc for ZbusIpc {
             IpcOp::ManagedObjects(n) => {
                 let proxy = block_on(async { crate::props::managed_objects_client(&connect(&t).await?, &t, n).await })?;
                 Box::new(move || block_on(crate::props::managed_objects(&proxy)))
+            }
             IpcOp::FdPassing(n) => {
                 let conn = block_on(connect(&t))?;
                 Box::new(crate::fds::client(
