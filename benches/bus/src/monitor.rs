@@ -60,7 +60,8 @@ impl BusMonitor {
     /// Fails when the bus refuses `BecomeMonitor` (a user it does not trust).
     pub fn connect(socket: &Path) -> Result<BusMonitor> {
         let timeout = Duration::from_secs(10);
-        let mut monitor = RawConnection::connect(socket, timeout)?;
+        // With fd passing: buses do not copy a message with fds (call/fd-passing) to a monitor that cannot take them.
+        let mut monitor = RawConnection::connect_unix_fds(socket, timeout)?;
         monitor.hello()?;
         monitor
             .call(

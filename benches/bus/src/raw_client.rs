@@ -31,6 +31,19 @@ fn push_signature(fields: &mut Vec<(u8, Value)>, args: &[Value]) {
 impl RawConnection {
     /// Connects and authenticates (SASL EXTERNAL with our uid).
     pub fn connect(socket: &Path, timeout: Duration) -> Result<RawConnection> {
+        Self::connect_sasl(socket, timeout, false)
+    }
+
+    /// Connects and authenticates like [`RawConnection::connect`], and also
+    /// negotiates Unix fd passing (`NEGOTIATE_UNIX_FD`): a bus sends a
+    /// monitor the messages that carry fds only if it can take them. The
+    /// fds themselves are dropped: a plain read() takes no SCM_RIGHTS, so
+    /// the kernel closes them (they are never installed in this process).
+    pub fn connect_unix_fds(socket: &Path, timeout: Duration) -> Result<RawConnection> {
+        Self::connect_sasl(socket, timeout, true)
+    }
+
+    fn connect_sasl(socket: &Path, timeout: Duration, unix_fds: bool) -> Result<RawConnection> {
         let stream = UnixStream::connect(socket).with_context(|| format!("connecting to {}", socket.display()))?;
         stream.set_read_timeout(Some(timeout))?;
         stream.set_write_timeout(Some(timeout))?;
@@ -43,6 +56,16 @@ impl RawConnection {
         // Read only the one line; the BufReader is dropped before binary traffic.
         BufReader::new(&stream).take(512).read_line(&mut line)?;
         ensure!(line.starts_with("OK "), "authentication refused: {:?}", line.trim());
+        if unix_fds {
+            s.write_all(b"NEGOTIATE_UNIX_FD\r\n")?;
+            line.clear();
+            BufReader::new(&stream).take(512).read_line(&mut line)?;
+            ensure!(
+                line.starts_with("AGREE_UNIX_FD"),
+                "the bus refused Unix fd passing: {:?}",
+                line.trim()
+            );
+        }
         s.write_all(b"BEGIN\r\n")?;
         Ok(RawConnection {
             stream,

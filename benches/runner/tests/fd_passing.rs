@@ -131,3 +131,34 @@ fn servers_close_every_fd_they_receive() {
         "dbus-0.9: {before} fds open, {after} after 300 calls"
     );
 }
+
+#[test]
+fn the_bus_monitor_sees_the_call_that_carries_the_fd() {
+    // dbus-daemon copies a message with fds only to a monitor that negotiated
+    // fd passing: without it a call/fd-passing operation counted 1 message.
+    let dir = TempDir::new("fd-monitor");
+    let name = "io.killing.spark.Bench.fdmonitor".to_string();
+    let opts = bus::BusOptions {
+        services: vec![name.clone()],
+        ..bus::BusOptions::default()
+    };
+    let running = bus::start(bus::BusKind::DbusDaemon, &opts).expect("dbus-daemon starts");
+    let t = Transport::Bus {
+        address: running.address().to_string(),
+        socket: running.socket_path().to_path_buf(),
+        service_name: name,
+    };
+    let bin = bin_dir().join("adapter-zbus-6");
+    let _server = serve(&bin, &t, dir.path().join("server.stderr")).unwrap();
+    let mut monitor = bus::monitor::BusMonitor::connect(running.socket_path()).expect("a monitor");
+    let window = monitor.begin_recorded().unwrap();
+    repeat(&bin, &t, 10);
+    let (_, kinds) = monitor.end_recorded(window).unwrap();
+    let calls: u64 = kinds
+        .iter()
+        .filter(|(kind, _)| kind.starts_with("method_call io.killing.spark.BenchFd.ReadFd"))
+        .map(|(_, n)| n)
+        .sum();
+    // The verification call before the 10, then the 10: each carried its fd.
+    assert!(calls >= 10, "{calls} ReadFd calls seen: {kinds:#?}");
+}
