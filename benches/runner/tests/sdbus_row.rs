@@ -7,6 +7,7 @@ use std::process::Command;
 
 use crate::common::*;
 use harness::results::CellStatus;
+use harness::ipc::IpcOp;
 
 const ADAPTER: &str = "systemd-0.11";
 
@@ -58,7 +59,18 @@ fn sd_bus_names_its_codec_limits_and_supports_every_ipc_scenario() {
             let op = harness::scenario::find(id).unwrap().ipc_op().unwrap();
             let scenario = harness::scenario::find(id).unwrap();
             let needs_bus = harness::ipc::needs_bus(op).is_some() || scenario.runner_needs_bus().is_some();
-            assert_eq!(s["p2p_supported"], !needs_bus, "{id} on p2p: {}", s["p2p_reason"]);
+            let p2p_reason = s["p2p_reason"].as_str().unwrap_or("");
+            if matches!(op, IpcOp::PropertyGetAll(_) | IpcOp::ManagedObjects(_)) {
+                // Peer to peer its server would register these objects on every
+                // accepted connection: the adapter's gap, and it says so.
+                assert_eq!(s["p2p_supported"], false, "{id}");
+                assert!(
+                    p2p_reason.contains("this adapter does not serve") && p2p_reason.contains("peer to peer yet"),
+                    "{id}: {p2p_reason}"
+                );
+            } else {
+                assert_eq!(s["p2p_supported"], !needs_bus, "{id} on p2p: {p2p_reason}");
+            }
         }
     }
 }
