@@ -6,8 +6,8 @@
 use std::process::Command;
 
 use crate::common::*;
-use harness::results::CellStatus;
 use harness::ipc::IpcOp;
+use harness::results::CellStatus;
 
 const ADAPTER: &str = "systemd-0.11";
 
