@@ -327,7 +327,11 @@ impl h::Ipc for ZbusIpc {
             IpcOp::PropertyGetAll(_) | IpcOp::ManagedObjects(_) => bail!(harness::ipc::not_implemented(op)),
             IpcOp::FdPassing(n) => {
                 let conn = connect(&t)?;
-                Box::new(crate::fds::client(&conn, Some(t.service_name()).filter(|s| !s.is_empty()), n)?)
+                Box::new(crate::fds::client(
+                    &conn,
+                    Some(t.service_name()).filter(|s| !s.is_empty()),
+                    n,
+                )?)
             }
             IpcOp::Call(m) => {
                 let proxy = connect_proxy(&t)?;
