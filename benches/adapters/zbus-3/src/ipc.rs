@@ -214,8 +214,12 @@ fn ping_digest(msg: Option<zbus::Result<PingMessage>>) -> Result<u64> {
 type Op<'a> = Box<dyn FnMut() -> Result<u64> + 'a>;
 
 impl h::Ipc for ZbusIpc {
-    fn unsupported_ipc(&self, _op: IpcOp, p2p: bool) -> Option<String> {
-        bus_rules::P2P_UNSUPPORTED.filter(|_| p2p).map(str::to_owned)
+    fn unsupported_ipc(&self, op: IpcOp, p2p: bool) -> Option<String> {
+        let fds_p2p = matches!(op, IpcOp::FdPassing(_)).then_some(crate::fds::NO_P2P_FDS);
+        bus_rules::P2P_UNSUPPORTED
+            .or(fds_p2p)
+            .filter(|_| p2p)
+            .map(str::to_owned)
     }
 
     fn serve(&mut self, transport: &Transport, ready: &mut dyn FnMut()) -> Result<()> {
