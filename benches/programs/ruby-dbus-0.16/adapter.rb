@@ -37,9 +37,15 @@ class RubyDbus
                  "(quadratic): measured here 0.27 s for 32 KiB and 2.6 s for 128 KiB per message, so 1 MiB " \
                  "would take minutes per message, twice per round trip, beyond any cell's time limit".freeze
 
+  NO_UNIX_FDS = "ruby-dbus 0.16 cannot pass fds: its SASL client (dbus/auth.rb) sends BEGIN right after OK, " \
+                "never NEGOTIATE_UNIX_FD; its message queue (dbus/message_queue.rb) writes with IO#write and " \
+                "reads with read_nonblock, so no SCM_RIGHTS ancillary data is sent or received; an 'h' is " \
+                "marshalled as a bare UINT32 (dbus/marshall.rb) with no UNIX_FDS header field".freeze
+
   def unsupported_ipc(op, p2p)
     return NO_P2P if p2p
     return QUADRATIC_AY if op == ["echo-bytes", 1048576]
+    return NO_UNIX_FDS if op[0] == "fd-passing"
 
     nil
   end

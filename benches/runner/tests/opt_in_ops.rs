@@ -1,6 +1,7 @@
 //! The ops added after the first adapters (`IpcOp::opt_in`: `call/in-flight`,
-//! `connect/idle-connections`): every adapter with a transport has code for
-//! both (but the gaps listed in `ADAPTER_GAPS`), so no other lists them as
+//! `connect/idle-connections`, `call/fd-passing`): every adapter with a
+//! transport has code for them (but the gaps listed in `ADAPTER_GAPS`), so no
+//! other lists them as
 //! "this adapter does not implement ... yet"; a library that cannot do one
 //! says why in its own words.
 
@@ -64,6 +65,10 @@ fn library_reason(adapter: &str, scenario: &str) -> Option<&'static str> {
     // SAFETY: getuid cannot fail.
     let root = unsafe { libc::getuid() } == 0;
     match adapter {
+        // No NEGOTIATE_UNIX_FD in the library: the reasons cite its source.
+        "dbus-bytestream-0.1" | "tokio-dbus-0.2" | "ruby-dbus-0.16" if scenario.starts_with("call/fd-passing/") => {
+            Some("NEGOTIATE_UNIX_FD")
+        }
         "tokio-dbus-0.2" if root => Some("uid 0"),
         "dbus-async-2" if scenario.starts_with("call/") => Some("dbus-async cannot serve"),
         "dbus-fast-5.2" if scenario == "call/in-flight/1000" => Some("BlockingIOError"),
@@ -87,6 +92,8 @@ fn every_adapter_with_a_transport_has_code_for_in_flight_and_idle_connections() 
             "call/in-flight/10",
             "call/in-flight/1000",
             "connect/idle-connections/10",
+            "call/fd-passing/4096",
+            "call/fd-passing/1048576",
         ] {
             let e = entry(l, s);
             let reason = e["reason"].as_str().unwrap_or_default();

@@ -82,14 +82,20 @@ fn bus_socket(t: &Transport) -> Result<&Path> {
 
 /// A bus connection: SASL EXTERNAL and Hello.
 async fn connect(t: &Transport) -> Result<RpcConn> {
+    connect_with_fds(t, false).await
+}
+
+/// A bus connection that negotiated fd passing when `with_fd` (the server and
+/// the fd-passing client: `src/fds.rs`).
+async fn connect_with_fds(t: &Transport, with_fd: bool) -> Result<RpcConn> {
     let socket = bus_socket(t)?;
-    RpcConn::connect_to_path(socket, false)
+    RpcConn::connect_to_path(socket, with_fd)
         .await
         .with_context(|| format!("connecting to {}", socket.display()))
 }
 
 /// Sends a call and awaits its reply; an error reply is an error.
-async fn call_msg(conn: &RpcConn, msg: &MarshalledMessage) -> Result<MarshalledMessage> {
+pub(crate) async fn call_msg(conn: &RpcConn, msg: &MarshalledMessage) -> Result<MarshalledMessage> {
     let reply = conn.send_msg_w_rsp(msg).await?.await?;
     if reply.typ == MessageType::Error {
         let text: String = reply.body.parser().get().unwrap_or_default();
@@ -315,19 +321,26 @@ fn bench_reply(svc: &Service, call: &MarshalledMessage, member: &str) -> Result<
 /// The reply to any call: benchmark methods by async-rustbus, the standard
 /// interfaces and every error as `harness::ipc::standard` says.
 fn answer(svc: &Service, call: &MarshalledMessage) -> MarshalledMessage {
-    let reply = standard_reply!(
-        call,
-        |p: &MessageBodyParser| p.get_next_sig() == Some(&Type::Base(Base::String)),
-        SignatureBuffer::from_string,
-        svc.items.as_slice(),
-        |member| bench_reply(svc, call, member)
-    );
+    let reply = if crate::fds::is_fd_call(call) {
+        crate::fds::read_fd_reply(call)
+    } else {
+        standard_reply!(
+            call,
+            |p: &MessageBodyParser| p.get_next_sig() == Some(&Type::Base(Base::String)),
+            SignatureBuffer::from_string,
+            svc.items.as_slice(),
+            |member| bench_reply(svc, call, member)
+        )
+    };
     reply.unwrap_or_else(|(name, message)| call.dynheader.make_error_response(name, Some(message)))
 }
 
 async fn serve_bus(transport: &Transport, ready: &mut dyn FnMut()) -> Result<()> {
     let name = transport.service_name();
-    let conn = connect(transport).await.context("connecting to the bus")?;
+    // with_fd: call/fd-passing's ReadFd receives an fd.
+    let conn = connect_with_fds(transport, true)
+        .await
+        .context("connecting to the bus")?;
     // Every path into one queue, registered before the name is public.
     conn.insert_call_path("/", CallAction::Queue)
         .await
@@ -371,7 +384,7 @@ impl h::Ipc for AsyncRustbusIpc {
     }
 
     fn implements(&self, op: IpcOp) -> bool {
-        !op.opt_in() || matches!(op, IpcOp::InFlight(_) | IpcOp::IdleConnections(_))
+        !op.opt_in() || matches!(op, IpcOp::InFlight(_) | IpcOp::IdleConnections(_) | IpcOp::FdPassing(_))
     }
 
     /// `RpcConn::connect_to_path` (SASL, Hello) on the runtime all held connections share.
@@ -392,7 +405,12 @@ impl h::Ipc for AsyncRustbusIpc {
         let rt = runtime()?;
         Ok(match op {
             IpcOp::PropertyGetAll(_) | IpcOp::ManagedObjects(_) => bail!(harness::ipc::not_implemented(op)),
-            IpcOp::FdPassing(_) => bail!(h::not_implemented(op)),
+            IpcOp::FdPassing(n) => {
+                let conn = rt.block_on(connect_with_fds(&t, true))?;
+                let destination = t.service_name().to_owned();
+                let memfd = h::fd_passing::payload_memfd(n)?;
+                Box::new(move || rt.block_on(crate::fds::read_fd(&conn, &destination, &memfd)))
+            }
             IpcOp::Call(m) => {
                 let client = rt.block_on(Client::new(&t))?;
                 Box::new(move || rt.block_on(client.method(m)))

@@ -31,6 +31,7 @@ use rustbus::wire::unmarshal::Error as UnmarshalError;
 use rustbus::Error as MarshalError;
 use typed::{digest_test_body, header_capacity, test_signal};
 
+mod fds;
 mod ipc;
 #[path = "../../rustbus-0.19/src/standard_reply.rs"]
 mod standard_reply;

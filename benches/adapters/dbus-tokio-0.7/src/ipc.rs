@@ -11,6 +11,7 @@
 //! Peer to peer is not possible, for dbus-0.9's reason: dbus-rs (which
 //! dbus-tokio drives) can only open client connections.
 
+use std::os::fd::IntoRawFd;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -208,7 +209,7 @@ impl h::Ipc for DbusTokioIpc {
     }
 
     fn implements(&self, op: IpcOp) -> bool {
-        !op.opt_in() || matches!(op, IpcOp::InFlight(_) | IpcOp::IdleConnections(_))
+        !op.opt_in() || matches!(op, IpcOp::InFlight(_) | IpcOp::IdleConnections(_) | IpcOp::FdPassing(_))
     }
 
     /// `Channel::open_private` + `register` (Hello) made async, its I/O task on this
@@ -224,7 +225,19 @@ impl h::Ipc for DbusTokioIpc {
         let rt = self.runtime()?;
         Ok(match op {
             IpcOp::PropertyGetAll(_) | IpcOp::ManagedObjects(_) => bail!(harness::ipc::not_implemented(op)),
-            IpcOp::FdPassing(_) => bail!(h::not_implemented(op)),
+            IpcOp::FdPassing(n) => {
+                let (bus, proxy) = rt.block_on(connect_proxy(&t))?;
+                // libdbus (which dbus-tokio's I/O task drives) negotiated fd passing in
+                // SASL, duplicates the fd into each call and sends it with SCM_RIGHTS.
+                // SAFETY: the fd was just created and is handed over to dbus-rs's OwnedFd.
+                let memfd = unsafe { dbus::arg::OwnedFd::new(h::fd_passing::payload_memfd(n)?.into_raw_fd()) };
+                Box::new(move || {
+                    let _keep = &bus;
+                    let (digest,): (u64,) =
+                        rt.block_on(proxy.method_call(h::fd_passing::FD_INTERFACE, h::fd_passing::READ_FD, (&memfd,)))?;
+                    Ok(digest)
+                })
+            }
             IpcOp::Call(m) => {
                 let (bus, proxy) = rt.block_on(connect_proxy(&t))?;
                 Box::new(move || {

@@ -24,6 +24,7 @@ use harness::{payload, Digest};
 
 use crate::variant;
 
+mod fds;
 mod in_flight;
 mod server;
 mod signals;
@@ -176,7 +177,7 @@ impl h::Ipc for GioIpc {
     }
 
     fn implements(&self, op: IpcOp) -> bool {
-        !op.opt_in() || matches!(op, IpcOp::InFlight(_) | IpcOp::IdleConnections(_))
+        !op.opt_in() || matches!(op, IpcOp::InFlight(_) | IpcOp::IdleConnections(_) | IpcOp::FdPassing(_))
     }
 
     /// `DBusConnection::for_address_sync` (SASL, Hello), closed when dropped.
@@ -188,7 +189,7 @@ impl h::Ipc for GioIpc {
         let t = transport.clone();
         Ok(match op {
             IpcOp::PropertyGetAll(_) | IpcOp::ManagedObjects(_) => bail!(harness::ipc::not_implemented(op)),
-            IpcOp::FdPassing(_) => bail!(h::not_implemented(op)),
+            IpcOp::FdPassing(n) => Box::new(fds::client(&t, n)?),
             IpcOp::Call(m) => {
                 let s = Service::connect(&t)?;
                 let reply = reply_type(m);

@@ -141,7 +141,7 @@ trait Bench {
 }
 
 /// A new connection: SASL, then Hello on a bus; SASL only peer to peer.
-fn connect(t: &Transport) -> zbus::Result<Connection> {
+pub(crate) fn connect(t: &Transport) -> zbus::Result<Connection> {
     Connection::new_for_address(&t.address(), !t.is_p2p())
 }
 
@@ -314,6 +314,7 @@ impl h::Ipc for ZbusIpc {
                 let conn = Connection::new_for_address(address, true).context("connecting the server to the bus")?;
                 let mut server = ObjectServer::new(&conn);
                 server.at(&h::OBJECT_PATH.try_into()?, BenchService::new(service_name))?;
+                server.at(&h::OBJECT_PATH.try_into()?, crate::fds::FdService)?;
                 // DO_NOT_QUEUE alone: never take the name from another owner.
                 let reply = fdo::DBusProxy::new(&conn)?
                     .request_name(service_name, RequestNameFlags::DoNotQueue.into())
@@ -343,7 +344,7 @@ impl h::Ipc for ZbusIpc {
     }
 
     fn implements(&self, op: IpcOp) -> bool {
-        !op.opt_in() || matches!(op, IpcOp::InFlight(_) | IpcOp::IdleConnections(_))
+        !op.opt_in() || matches!(op, IpcOp::InFlight(_) | IpcOp::IdleConnections(_) | IpcOp::FdPassing(_))
     }
 
     /// `Connection::new_for_address` (SASL, Hello); zbus 1 has no `close()`:
@@ -356,7 +357,7 @@ impl h::Ipc for ZbusIpc {
         let t = transport.clone();
         Ok(match op {
             IpcOp::PropertyGetAll(_) | IpcOp::ManagedObjects(_) => bail!(harness::ipc::not_implemented(op)),
-            IpcOp::FdPassing(_) => bail!(h::not_implemented(op)),
+            IpcOp::FdPassing(n) => Box::new(crate::fds::client(&t, n)?),
             IpcOp::Call(m) => {
                 let proxy = connect_proxy(&t)?;
                 Box::new(move || Ok(call(&proxy, m)?))

@@ -2,6 +2,7 @@
 //! zvariant 2); IPC through zbus 1's synchronous API (src/ipc.rs).
 
 mod codec;
+mod fds;
 mod ipc;
 
 harness::adapter_main!(

@@ -6,6 +6,8 @@
 mod bus_rules;
 #[path = "../../zbus-1/src/codec.rs"]
 mod codec;
+#[path = "../../zbus-3/src/fds.rs"]
+mod fds;
 #[path = "../../zbus-3/src/ipc.rs"]
 mod ipc;
 

@@ -214,8 +214,12 @@ fn ping_digest(msg: Option<zbus::Result<PingMessage>>) -> Result<u64> {
 type Op<'a> = Box<dyn FnMut() -> Result<u64> + 'a>;
 
 impl h::Ipc for ZbusIpc {
-    fn unsupported_ipc(&self, _op: IpcOp, p2p: bool) -> Option<String> {
-        bus_rules::P2P_UNSUPPORTED.filter(|_| p2p).map(str::to_owned)
+    fn unsupported_ipc(&self, op: IpcOp, p2p: bool) -> Option<String> {
+        let fds_p2p = matches!(op, IpcOp::FdPassing(_)).then_some(crate::fds::NO_P2P_FDS);
+        bus_rules::P2P_UNSUPPORTED
+            .or(fds_p2p)
+            .filter(|_| p2p)
+            .map(str::to_owned)
     }
 
     fn serve(&mut self, transport: &Transport, ready: &mut dyn FnMut()) -> Result<()> {
@@ -225,6 +229,7 @@ impl h::Ipc for ZbusIpc {
             } => {
                 let conn = ConnectionBuilder::address(address.as_str())?
                     .serve_at(h::OBJECT_PATH, BenchService::new(service_name))?
+                    .serve_at(h::OBJECT_PATH, crate::fds::FdService)?
                     .build()
                     .context("connecting the server to the bus")?;
                 // Not the builder's `name`: it requests with REPLACE_EXISTING, which would take
@@ -251,6 +256,7 @@ impl h::Ipc for ZbusIpc {
                             .server(&guid)
                             .p2p()
                             .serve_at(h::OBJECT_PATH, BenchService::new(""))
+                            .and_then(|b| b.serve_at(h::OBJECT_PATH, crate::fds::FdService))
                             .and_then(|b| b.build());
                         match conn {
                             Ok(conn) => bus_rules::wait_closed(&conn),
@@ -281,7 +287,7 @@ impl h::Ipc for ZbusIpc {
     }
 
     fn implements(&self, op: IpcOp) -> bool {
-        !op.opt_in() || matches!(op, IpcOp::InFlight(_) | IpcOp::IdleConnections(_))
+        !op.opt_in() || matches!(op, IpcOp::InFlight(_) | IpcOp::IdleConnections(_) | IpcOp::FdPassing(_))
     }
 
     /// A blocking connection (SASL, Hello); zbus 2 and 3 have no `close()`:
@@ -294,7 +300,14 @@ impl h::Ipc for ZbusIpc {
         let t = transport.clone();
         Ok(match op {
             IpcOp::PropertyGetAll(_) | IpcOp::ManagedObjects(_) => bail!(harness::ipc::not_implemented(op)),
-            IpcOp::FdPassing(_) => bail!(h::not_implemented(op)),
+            IpcOp::FdPassing(n) => {
+                let conn = connect(&t)?;
+                Box::new(crate::fds::client(
+                    &conn,
+                    Some(t.service_name()).filter(|s| !s.is_empty()),
+                    n,
+                )?)
+            }
             IpcOp::Call(m) => {
                 let proxy = connect_proxy(&t)?;
                 Box::new(move || Ok(call(&proxy, m)?))

@@ -22,6 +22,7 @@ use zbus::{
 };
 
 mod bus_rules;
+mod fds;
 mod ipc;
 
 harness::adapter_main!(

@@ -253,6 +253,7 @@ impl h::Ipc for ZbusIpc {
             } => {
                 let conn = blocking::connection::Builder::address(address.as_str())?
                     .serve_at(h::OBJECT_PATH, BenchService::new(service_name))?
+                    .serve_at(h::OBJECT_PATH, crate::fds::FdService)?
                     .build()
                     .context("connecting the server to the bus")?;
                 // Not the builder's `name`: it requests with REPLACE_EXISTING, which would take
@@ -281,6 +282,7 @@ impl h::Ipc for ZbusIpc {
                             .server(guid)
                             .map(|b| b.p2p())
                             .and_then(|b| b.serve_at(h::OBJECT_PATH, BenchService::new("")))
+                            .and_then(|b| b.serve_at(h::OBJECT_PATH, crate::fds::FdService))
                             .and_then(|b| b.build());
                         match conn {
                             Ok(conn) => wait_closed(&conn),
@@ -311,7 +313,7 @@ impl h::Ipc for ZbusIpc {
     }
 
     fn implements(&self, op: IpcOp) -> bool {
-        !op.opt_in() || matches!(op, IpcOp::InFlight(_) | IpcOp::IdleConnections(_))
+        !op.opt_in() || matches!(op, IpcOp::InFlight(_) | IpcOp::IdleConnections(_) | IpcOp::FdPassing(_))
     }
 
     /// A blocking connection (SASL, Hello), closed (`Connection::close`) when dropped.
@@ -323,7 +325,14 @@ impl h::Ipc for ZbusIpc {
         let t = transport.clone();
         Ok(match op {
             IpcOp::PropertyGetAll(_) | IpcOp::ManagedObjects(_) => bail!(harness::ipc::not_implemented(op)),
-            IpcOp::FdPassing(_) => bail!(h::not_implemented(op)),
+            IpcOp::FdPassing(n) => {
+                let conn = connect(&t)?;
+                Box::new(crate::fds::client(
+                    &conn,
+                    Some(t.service_name()).filter(|s| !s.is_empty()),
+                    n,
+                )?)
+            }
             IpcOp::Call(m) => {
                 let proxy = connect_proxy(&t)?;
                 Box::new(move || Ok(call(&proxy, m)?))

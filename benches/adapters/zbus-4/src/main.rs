@@ -18,6 +18,7 @@ use zbus::zvariant::{
     self, DeserializeValue, DynamicDeserialize, DynamicType, Endian, SerializeValue, Signature, Type,
 };
 
+mod fds;
 mod ipc;
 
 harness::adapter_main!(

@@ -110,6 +110,7 @@ fn register(conn: &DBusConnection, iface: &DBusInterfaceInfo, service_name: &str
         .property(move |_conn, _sender, _path, _iface, _property| for_properties.items.to_variant())
         .build()
         .context("registering the object")?;
+    super::fds::register(conn)?;
     Ok(())
 }
 
