@@ -25,6 +25,7 @@ use harness::{payload, Digest};
 use crate::variant;
 
 mod in_flight;
+mod props;
 mod server;
 mod signals;
 
@@ -175,8 +176,15 @@ impl h::Ipc for GioIpc {
         signals::subscriber(transport, extra_rules)
     }
 
+    fn unsupported_ipc(&self, op: IpcOp, p2p: bool) -> Option<String> {
+        (p2p && matches!(op, IpcOp::PropertyGetAll(_) | IpcOp::ManagedObjects(_)))
+            .then(|| props::NOT_PEER_TO_PEER.to_owned())
+    }
+
     fn implements(&self, op: IpcOp) -> bool {
-        !op.opt_in() || matches!(op, IpcOp::InFlight(_) | IpcOp::IdleConnections(_))
+        !op.opt_in()
+            || matches!(op, IpcOp::InFlight(_) | IpcOp::IdleConnections(_))
+            || matches!(op, IpcOp::PropertyGetAll(_) | IpcOp::ManagedObjects(_))
     }
 
     /// `DBusConnection::for_address_sync` (SASL, Hello), closed when dropped.
@@ -187,7 +195,14 @@ impl h::Ipc for GioIpc {
     fn client<'a>(&'a mut self, transport: &Transport, op: IpcOp) -> Result<Op<'a>> {
         let t = transport.clone();
         Ok(match op {
-            IpcOp::PropertyGetAll(_) | IpcOp::ManagedObjects(_) => bail!(harness::ipc::not_implemented(op)),
+            IpcOp::PropertyGetAll(n) => {
+                let conn = connect(&t)?;
+                Box::new(move || props::get_all(&conn, &t, n))
+            }
+            IpcOp::ManagedObjects(n) => {
+                let conn = connect(&t)?;
+                Box::new(move || props::managed_objects(&conn, &t, n))
+            }
             IpcOp::FdPassing(_) => bail!(h::not_implemented(op)),
             IpcOp::Call(m) => {
                 let s = Service::connect(&t)?;
