@@ -10,7 +10,7 @@ use harness::results::{CellStatus, Outcome, Role};
 use std::process::Command;
 
 /// Adapters that serve and call both families on a bus (ids).
-const IMPLEMENTED: [&str; 10] = [
+const IMPLEMENTED: [&str; 11] = [
     "zbus-6",
     "zbus-6-tokio",
     "zbus-5",
@@ -21,6 +21,7 @@ const IMPLEMENTED: [&str; 10] = [
     "jeepney-0.8",
     "dbus-python-1.3",
     "dbus-fast-5.2",
+    "gio-0.22",
 ];
 
 /// Every adapter with a transport: (id, how to run it) — a Rust binary next to
@@ -119,7 +120,7 @@ fn property_sets_and_managed_objects_have_values_or_honest_reasons() {
         out.path(),
         &[
             "--adapters",
-            "zbus-6,dbus-0.9,systemd-0.11,rustbus-0.19,libdbus-c-1.14,jeepney-0.8,dbus-python-1.3,gio-0.22",
+            "zbus-6,dbus-0.9,systemd-0.11,rustbus-0.19,libdbus-c-1.14,jeepney-0.8,dbus-python-1.3,gio-0.22,zbus-4",
             "--scenarios",
             &scenarios.join(","),
             "--buses",
@@ -163,6 +164,7 @@ fn property_sets_and_managed_objects_have_values_or_honest_reasons() {
             ("jeepney-0.8", "dbus-daemon", Role::Server),
             ("dbus-python-1.3", "dbus-daemon", Role::Same),
             ("dbus-python-1.3", "p2p", Role::Same),
+            ("gio-0.22", "dbus-daemon", Role::Same),
         ] {
             let c = cell(adapter, s, bus, role);
             assert_eq!(
@@ -174,7 +176,7 @@ fn property_sets_and_managed_objects_have_values_or_honest_reasons() {
             assert!(c.measurement().unwrap().wall.median_ns.point > 0.0);
         }
         // Peer to peer the servers do not serve these objects yet: the adapters' gap, said so.
-        for adapter in ["zbus-6", "systemd-0.11"] {
+        for adapter in ["zbus-6", "systemd-0.11", "gio-0.22"] {
             match &cell(adapter, s, "p2p", Role::Same).outcome {
                 Outcome::Unsupported { reason } => assert!(
                     reason.starts_with(
@@ -191,18 +193,18 @@ fn property_sets_and_managed_objects_have_values_or_honest_reasons() {
             other => panic!("dbus-0.9 {s} p2p: {other:?}"),
         }
         let family = s.rsplit_once('/').unwrap().0;
-        match &cell("gio-0.22", s, "dbus-daemon", Role::Same).outcome {
+        match &cell("zbus-4", s, "dbus-daemon", Role::Same).outcome {
             Outcome::Unsupported { reason } => {
                 assert_eq!(reason, &format!("this adapter does not implement {family} yet"))
             }
-            other => panic!("gio-0.22 {s}: {other:?}"),
+            other => panic!("zbus-4 {s}: {other:?}"),
         }
-        match &cell("gio-0.22", s, "dbus-daemon", Role::Client).outcome {
+        match &cell("zbus-4", s, "dbus-daemon", Role::Client).outcome {
             Outcome::Unsupported { reason } => assert_eq!(
                 reason,
-                &format!("the client (gio-0.22): this adapter does not implement {family} yet")
+                &format!("the client (zbus-4): this adapter does not implement {family} yet")
             ),
-            other => panic!("gio-0.22 {s} client: {other:?}"),
+            other => panic!("zbus-4 {s} client: {other:?}"),
         }
     }
 }
