@@ -10,7 +10,7 @@ use harness::results::{CellStatus, Outcome, Role};
 use std::process::Command;
 
 /// Adapters that serve and call both families on a bus (ids).
-const IMPLEMENTED: [&str; 11] = [
+const IMPLEMENTED: [&str; 12] = [
     "zbus-6",
     "zbus-6-tokio",
     "zbus-5",
@@ -22,6 +22,7 @@ const IMPLEMENTED: [&str; 11] = [
     "dbus-python-1.3",
     "dbus-fast-5.2",
     "gio-0.22",
+    "ruby-dbus-0.16",
 ];
 
 /// Every adapter with a transport: (id, how to run it) — a Rust binary next to
