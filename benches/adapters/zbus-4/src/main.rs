@@ -19,6 +19,7 @@ use zbus::zvariant::{
 };
 
 mod ipc;
+mod props;
 
 harness::adapter_main!(
     id: "zbus-4",
