@@ -27,6 +27,8 @@ from dbus_fast.service import (PropertyAccess, ServiceInterface, dbus_method, db
 
 from dbus_matrix_py import canon, contract, service  # noqa: E402
 
+import props  # noqa: E402  (beside this file)
+
 VERSION = importlib.metadata.version("dbus-fast")
 COMPILED = dbus_fast.message.__file__.endswith(".so")
 INTERPRETER = ("a venv of %s" % os.path.realpath(sys.executable) if sys.prefix != sys.base_prefix
@@ -160,7 +162,7 @@ def _invalid_args(msg):
 
 class DbusFast:
     # contract.py: the opt-in ops (canon.OPT_IN_FAMILIES) this adapter implements.
-    IMPLEMENTS = ("in-flight", "idle-connections", "fd-passing")
+    IMPLEMENTS = ("in-flight", "idle-connections", "fd-passing", "property-get-all", "get-managed-objects")
     id = "dbus-fast-5.2"
     library = "dbus-fast"
     version = VERSION
@@ -248,6 +250,7 @@ class DbusFast:
             bus.add_message_handler(_invalid_args)
             bus.export(canon.OBJECT_PATH, _bench_interface(t["service_name"]))
             bus.export(canon.OBJECT_PATH, _FdInterface())
+            props.export(bus)
             owned = await bus.request_name(t["service_name"], NameFlag.DO_NOT_QUEUE)
             if owned != RequestNameReply.PRIMARY_OWNER:
                 raise RuntimeError("could not own %s (RequestName answered %s)" % (t["service_name"], owned))
@@ -325,6 +328,9 @@ class DbusFast:
                 return _check(reply, "ReadFd")[0]
             return lambda: self._run(read_fd())
         bus = self._run(self._connect(t))
+        if kind in ("property-get-all", "get-managed-objects"):
+            op = props.client(bus, t, kind, arg)
+            return lambda: self._run(op())
         if kind in ("call", "in-flight", "echo-bytes", "property-get", "property-get-x100"):
             iface = self._interface(bus, t)
         if kind == "call":

@@ -138,11 +138,68 @@ class Bench(dbus.service.Object):
         return service.introspection_xml_of(object_path)
 
 
+_TYPES = {"s": dbus.String, "u": dbus.UInt32, "b": dbus.Boolean}
+
+
+def _props_dict(props):
+    return dbus.Dictionary({name: _TYPES[sig](v) for name, (sig, v) in props}, signature="sv")
+
+
+class PropsObjects(dbus.service.FallbackObject):
+    """property/get-all/<n> and objects/get-managed-objects/<n> (ipc/props.rs): one
+    dbus-python fallback object under /org/dbusmatrix (one registration, whatever
+    the number of objects), its methods told the path (path_keyword); what each
+    path holds comes from service.props_route."""
+
+    def __init__(self, conn):
+        super().__init__(conn, "/org/dbusmatrix")
+
+    @staticmethod
+    def _answer(path, interface, member, signature, args):
+        answer = service.props_route(path, interface, member, signature, lambda: args)
+        if answer is None:
+            raise dbus.exceptions.DBusException("no object at %s" % path, name=service.UNKNOWN_OBJECT)
+        if answer[0] == "error":
+            raise dbus.exceptions.DBusException(answer[2], name=answer[1])
+        return answer[2][0]
+
+    @dbus.service.method(PROPS, in_signature="s", out_signature="a{sv}", path_keyword="path",
+                         message_keyword="msg")
+    def GetAll(self, interface, path, msg):
+        _check_signature(msg, "s")
+        return _props_dict(self._answer(path, PROPS, "GetAll", "s", [str(interface)]))
+
+    @dbus.service.method(canon.OBJECT_MANAGER_INTERFACE, in_signature="", out_signature="a{oa{sa{sv}}}",
+                         path_keyword="path", message_keyword="msg")
+    def GetManagedObjects(self, path, msg):
+        _check_signature(msg, "")
+        objects = self._answer(path, canon.OBJECT_MANAGER_INTERFACE, "GetManagedObjects", "", [])
+        return dbus.Dictionary(
+            {dbus.ObjectPath(p): dbus.Dictionary({i: _props_dict(props) for i, props in interfaces},
+                                                 signature="sa{sv}")
+             for p, interfaces in objects}, signature="oa{sa{sv}}")
+
+
+def _value(v):
+    """A received variant's value as (signature, value); dbus.Boolean is an int, so it comes first."""
+    if isinstance(v, dbus.Boolean):
+        return ("b", bool(v))
+    if isinstance(v, dbus.UInt32):
+        return ("u", int(v))
+    if isinstance(v, dbus.String):
+        return ("s", str(v))
+    raise RuntimeError("a property of type %s, not s, u or b" % type(v).__name__)
+
+
+def _props_of(d):
+    return [(str(k), _value(v)) for k, v in d.items()]
+
+
 class PeerServer(dbus.server.Server):
-    """Peer to peer: one benchmark object per accepted connection."""
+    """Peer to peer: one benchmark object and one props fallback object per accepted connection."""
 
     def connection_added(self, conn):
-        self.objects = getattr(self, "objects", []) + [Bench(conn, "")]
+        self.objects = getattr(self, "objects", []) + [Bench(conn, ""), PropsObjects(conn)]
 
 
 def _digest_reply(member, value):
@@ -209,7 +266,7 @@ def _ping():
 
 class DbusPython:
     # contract.py: the opt-in ops (canon.OPT_IN_FAMILIES) this adapter implements.
-    IMPLEMENTS = ("in-flight", "idle-connections", "fd-passing")
+    IMPLEMENTS = ("in-flight", "idle-connections", "fd-passing", "property-get-all", "get-managed-objects")
     id = "dbus-python-1.3"
     library = "dbus-python"
     version = dbus.__version__
@@ -240,7 +297,7 @@ class DbusPython:
             owned = conn.request_name(t["service_name"], dbus.bus.NAME_FLAG_DO_NOT_QUEUE)
             if owned != dbus.bus.REQUEST_NAME_REPLY_PRIMARY_OWNER:
                 raise RuntimeError("could not own %s (RequestName answered %d)" % (t["service_name"], owned))
-            obj = Bench(conn, t["service_name"])  # noqa: F841
+            objs = [Bench(conn, t["service_name"]), PropsObjects(conn)]  # noqa: F841
         ready()
         GLib.MainLoop().run()
 
@@ -295,6 +352,21 @@ class DbusPython:
             memfd = dbus.types.UnixFd(raw)
             os.close(raw)
             return lambda: int(read_fd(memfd))
+        if kind == "property-get-all":
+            # introspect=False: the call's types are known (s in, a{sv} out).
+            obj = conn.get_object(t["service_name"] or None, canon.props_path(arg), introspect=False)
+            get_all = dbus.Interface(obj, PROPS).GetAll
+            return lambda: canon.properties_digest(_props_of(get_all(canon.GET_ALL_INTERFACE)))
+        if kind == "get-managed-objects":
+            obj = conn.get_object(t["service_name"] or None, canon.objects_path(arg), introspect=False)
+            get_managed_objects = dbus.Interface(obj, canon.OBJECT_MANAGER_INTERFACE).GetManagedObjects
+
+            def managed_objects():
+                # Only the benchmark interface counts (a server may list the standard ones too).
+                return canon.managed_objects_digest(
+                    (str(path), _props_of(interfaces[canon.ITEM_INTERFACE]))
+                    for path, interfaces in get_managed_objects().items() if canon.ITEM_INTERFACE in interfaces)
+            return managed_objects
         if kind == "in-flight":
             return _in_flight(dbus.Interface(self._proxy(conn, t), canon.BENCH_INTERFACE).InOutInt, arg)
         if kind == "echo-bytes":

@@ -52,7 +52,7 @@ def _read_fd(msg):
 
 class Jeepney:
     # contract.py: the opt-in ops (canon.OPT_IN_FAMILIES) this adapter implements.
-    IMPLEMENTS = ("in-flight", "idle-connections", "fd-passing")
+    IMPLEMENTS = ("in-flight", "idle-connections", "fd-passing", "property-get-all", "get-managed-objects")
     id = "jeepney-0.8"
     library = "jeepney"
     version = jeepney.__version__
@@ -136,10 +136,10 @@ class Jeepney:
             if f.get(HeaderFields.interface) == canon.FD_INTERFACE and not h.flags & MessageFlag.no_reply_expected:
                 conn.send(_read_fd(msg))
                 continue
-            answer = service.route(
-                f.get(HeaderFields.path), f.get(HeaderFields.interface), f.get(HeaderFields.member),
-                f.get(HeaderFields.signature, ""),
-                lambda: [a for a in msg.body if isinstance(a, str)])
+            # jeepney has no object layer: property/get-all and get-managed-objects answered by hand too.
+            call = (f.get(HeaderFields.path), f.get(HeaderFields.interface), f.get(HeaderFields.member),
+                    f.get(HeaderFields.signature, ""), lambda: [a for a in msg.body if isinstance(a, str)])
+            answer = service.props_route(*call) or service.route(*call)
             if h.flags & MessageFlag.no_reply_expected:
                 continue
             if answer[0] == "bench":
@@ -260,6 +260,28 @@ class Jeepney:
                 return _check_reply(fd_conn.send_and_get_reply(
                     new_method_call(fd_addr, "ReadFd", "h", (memfd,))), "ReadFd")[0]
             return read_fd
+        if kind == "property-get-all":
+            # jeepney's Properties helper builds the GetAll call; the reply's a{sv} is a dict of (signature, value).
+            props = Properties(DBusAddress(canon.props_path(arg), bus_name=t["service_name"],
+                                           interface=canon.GET_ALL_INTERFACE))
+
+            def get_all():
+                body = _check_reply(conn.send_and_get_reply(props.get_all()), "GetAll")
+                return canon.properties_digest(body[0].items())
+            return get_all
+        if kind == "get-managed-objects":
+            # jeepney has no ObjectManager helper: a plain method call.
+            manager = DBusAddress(canon.objects_path(arg), bus_name=t["service_name"],
+                                  interface=canon.OBJECT_MANAGER_INTERFACE)
+
+            def managed_objects():
+                body = _check_reply(conn.send_and_get_reply(new_method_call(manager, "GetManagedObjects")),
+                                    "GetManagedObjects")
+                # Only the benchmark interface counts (a server may list the standard ones too).
+                return canon.managed_objects_digest(
+                    (path, interfaces[canon.ITEM_INTERFACE].items())
+                    for path, interfaces in body[0].items() if canon.ITEM_INTERFACE in interfaces)
+            return managed_objects
         if kind == "echo-bytes":
             payload = canon.echo_payload(arg)
 

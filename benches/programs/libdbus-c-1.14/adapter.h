@@ -94,4 +94,13 @@ int fd_passing_memfd(long n); /* the client's memfd of echo_payload(n), or -1 */
 int fd_passing_call(DBusConnection *conn, const char *destination, int memfd, uint64_t *digest, char *err,
                     size_t errlen);
 
+/* --- props.c: property/get-all/<n>, objects/get-managed-objects/<n> (harness/src/ipc/props.rs) -- */
+/* The server's reply when the call is to one of these objects, else NULL. */
+DBusMessage *props_answer(DBusMessage *m, const char *path, const char *iface, const char *member, const char *sig);
+uint64_t props_expected_digest(op_t op);
+int props_get_all_call(DBusConnection *conn, const char *destination, long n, uint64_t *digest, char *err,
+                       size_t errlen);
+int props_managed_objects_call(DBusConnection *conn, const char *destination, long n, uint64_t *digest, char *err,
+                               size_t errlen);
+
 #endif

@@ -252,6 +252,8 @@ uint64_t expected_digest(op_t op, const char *service_name) {
         break;
     case OP_EMIT_RECEIVE: d_str(&d, SIGNAL_TEXT); break;
     case OP_IDLE: d_len(&d, (uint64_t)op.n); break;
+    case OP_GET_ALL:
+    case OP_MANAGED_OBJECTS: return props_expected_digest(op);
     case OP_IN_FLIGHT: /* ipc.rs `in_flight_digest`: call i sends i, gets i + 1; then the count */
         for (long i = 0; i < op.n; i++) d_i32(&d, (int32_t)(i + 1));
         d_len(&d, (uint64_t)op.n);

@@ -194,6 +194,8 @@ static DBusMessage *route(DBusMessage *m) {
         dbus_message_append_args(r, DBUS_TYPE_STRING, &xml, DBUS_TYPE_INVALID);
         return r;
     }
+    DBusMessage *props = props_answer(m, path, iface, member, sig);
+    if (props) return props;
     if (strcmp(path, OBJECT_PATH)) return error(m, DBUS_ERROR_UNKNOWN_OBJECT, "no such object");
     if (!strcmp(iface, PROPS_INTERFACE)) return properties(m, member, sig);
     if (!strcmp(iface, FD_INTERFACE)) return fd_passing_answer(m, member, sig);
@@ -508,6 +510,9 @@ int client_op(client_t *c, uint64_t *digest, char *err, size_t errlen) {
     case OP_IN_FLIGHT:
         if (in_flight(c, &d, err, errlen)) return -1;
         break;
+    case OP_GET_ALL: return props_get_all_call(c->conn, c->t.service_name, c->op.n, digest, err, errlen);
+    case OP_MANAGED_OBJECTS:
+        return props_managed_objects_call(c->conn, c->t.service_name, c->op.n, digest, err, errlen);
     case OP_FD_PASSING: return fd_passing_call(c->conn, c->t.service_name, c->memfd, digest, err, errlen);
     case OP_IDLE:
         if (hold_idle(c, &d, err, errlen)) return -1;

@@ -77,8 +77,6 @@ static int transport(transport_t *t, int needed) {
 static const char *ipc_unsupported(op_t op, int p2p) {
     if (op.kind == OP_RAW_SOCKET) return RAW_SOCKET;
     if (p2p) return needs_bus(op) ? needs_bus(op) : NO_P2P;
-    if (op.kind == OP_GET_ALL) return "this adapter does not implement property/get-all yet";
-    if (op.kind == OP_MANAGED_OBJECTS) return "this adapter does not implement objects/get-managed-objects yet";
     return NULL;
 }
 

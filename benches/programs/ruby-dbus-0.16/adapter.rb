@@ -20,7 +20,7 @@ class RubyDbus
   VERSION = Gem::Specification.load("/usr/share/rubygems-integration/all/specifications/ruby-dbus-0.16.0.gemspec")&.version&.to_s || "unknown"
 
   # contract.rb: the opt-in ops (canon.rb OPT_IN_FAMILIES) this adapter implements.
-  IMPLEMENTS = %w[in-flight idle-connections].freeze
+  IMPLEMENTS = %w[in-flight idle-connections property-get-all get-managed-objects].freeze
 
   def id = "ruby-dbus-0.16"
   def library = "ruby-dbus"
@@ -127,7 +127,9 @@ class RubyDbus
       next unless m.message_type == DBus::Message::METHOD_CALL
 
       strings = m.params.take_while { |p| p.is_a?(String) }
-      a = S.route(m.path, m.interface, m.member, m.signature.to_s, strings)
+      # ruby-dbus 0.16's object server has no Properties: property/get-all and get-managed-objects by hand too.
+      call = [m.path, m.interface, m.member, m.signature.to_s, strings]
+      a = S.props_route(*call) || S.route(*call)
       next if m.instance_variable_get(:@flags) & DBus::Message::NO_REPLY_EXPECTED != 0
 
       reply = case a[0]
@@ -168,6 +170,55 @@ class RubyDbus
   end
 
   def interface_of(bus, t) = bus.service(t[:service_name]).object(C::OBJECT_PATH)[C::BENCH_INTERFACE]
+
+  # The proxies of property/get-all and get-managed-objects, from introspection data the
+  # program has (ProxyObjectFactory): not every server answers Introspect on these paths.
+  PROPS_PROXY_XML = <<~XML.freeze
+    <node>
+      <interface name="org.freedesktop.DBus.Properties">
+        <method name="GetAll">
+          <arg name="interface_name" type="s" direction="in"/>
+          <arg name="properties" type="a{sv}" direction="out"/>
+        </method>
+      </interface>
+      <interface name="org.freedesktop.DBus.ObjectManager">
+        <method name="GetManagedObjects">
+          <arg name="objects" type="a{oa{sa{sv}}}" direction="out"/>
+        </method>
+      </interface>
+    </node>
+  XML
+
+  # ruby-dbus hands a variant's value without its signature: the Ruby class says which it was.
+  def typed(value)
+    case value
+    when String then ["s", value]
+    when Integer then ["u", value]
+    when true, false then ["b", value]
+    else raise "a property of class #{value.class}, not s, u or b"
+    end
+  end
+
+  def props_of(hash) = hash.map { |k, v| [k, typed(v)] }
+
+  # The one out argument: ruby-dbus returns these replies' dict itself, not in an array.
+  def only(reply) = reply.is_a?(Array) ? reply[0] : reply
+
+  def props_client(bus, t, kind, n)
+    path = kind == "property-get-all" ? C.props_path(n) : C.objects_path(n)
+    obj = DBus::ProxyObjectFactory.new(PROPS_PROXY_XML, bus, t[:service_name], path).build
+    if kind == "property-get-all"
+      props = obj[S::PROPERTIES]
+      -> { C.properties_digest(props_of(only(props.GetAll(C::GET_ALL_INTERFACE)))) }
+    else
+      manager = obj[C::OBJECT_MANAGER_INTERFACE]
+      lambda do
+        objects = only(manager.GetManagedObjects)
+        # Only the benchmark interface counts (a server may list the standard ones too).
+        C.managed_objects_digest(objects.filter_map { |p, ifaces| ifaces[C::ITEM_INTERFACE]&.then { |h| [p, props_of(h)] } })
+      end
+    end
+  end
 
   def client(t, op)
     kind, arg = op
@@ -239,6 +290,8 @@ class RubyDbus
         d.bytes(iface.EchoBytes(payload)[0].pack("C*"))
         d.finish
       end
+    when "property-get-all", "get-managed-objects"
+      props_client(bus, t, kind, arg)
     when "property-get", "property-get-x100"
       iface = interface_of(bus, t)
       reads = kind == "property-get-x100" ? 100 : 1

@@ -26,6 +26,7 @@ use crate::variant;
 
 mod fds;
 mod in_flight;
+mod props;
 mod server;
 mod signals;
 
@@ -176,8 +177,15 @@ impl h::Ipc for GioIpc {
         signals::subscriber(transport, extra_rules)
     }
 
+    fn unsupported_ipc(&self, op: IpcOp, p2p: bool) -> Option<String> {
+        (p2p && matches!(op, IpcOp::PropertyGetAll(_) | IpcOp::ManagedObjects(_)))
+            .then(|| props::NOT_PEER_TO_PEER.to_owned())
+    }
+
     fn implements(&self, op: IpcOp) -> bool {
-        !op.opt_in() || matches!(op, IpcOp::InFlight(_) | IpcOp::IdleConnections(_) | IpcOp::FdPassing(_))
+        !op.opt_in()
+            || matches!(op, IpcOp::InFlight(_) | IpcOp::IdleConnections(_) | IpcOp::FdPassing(_))
+            || matches!(op, IpcOp::PropertyGetAll(_) | IpcOp::ManagedObjects(_))
     }
 
     /// `DBusConnection::for_address_sync` (SASL, Hello), closed when dropped.
@@ -188,7 +196,14 @@ impl h::Ipc for GioIpc {
     fn client<'a>(&'a mut self, transport: &Transport, op: IpcOp) -> Result<Op<'a>> {
         let t = transport.clone();
         Ok(match op {
-            IpcOp::PropertyGetAll(_) | IpcOp::ManagedObjects(_) => bail!(harness::ipc::not_implemented(op)),
+            IpcOp::PropertyGetAll(n) => {
+                let conn = connect(&t)?;
+                Box::new(move || props::get_all(&conn, &t, n))
+            }
+            IpcOp::ManagedObjects(n) => {
+                let conn = connect(&t)?;
+                Box::new(move || props::managed_objects(&conn, &t, n))
+            }
             IpcOp::FdPassing(n) => Box::new(fds::client(&t, n)?),
             IpcOp::Call(m) => {
                 let s = Service::connect(&t)?;

@@ -102,10 +102,11 @@ impl Client {
     }
 
     fn message(&self, interface: &str, member: &str) -> MarshalledMessage {
-        let call = MessageBuilder::new()
-            .call(member)
-            .with_interface(interface)
-            .on(h::OBJECT_PATH);
+        self.message_on(h::OBJECT_PATH, interface, member)
+    }
+
+    fn message_on(&self, path: &str, interface: &str, member: &str) -> MarshalledMessage {
+        let call = MessageBuilder::new().call(member).with_interface(interface).on(path);
         match &self.destination {
             Some(d) => call.at(d.as_str()).build(),
             None => call.build(),
@@ -129,6 +130,23 @@ impl Client {
         let mut msg = self.message(h::fd_passing::FD_INTERFACE, h::fd_passing::READ_FD);
         msg.body.push_param(memfd)?;
         Ok(call_msg(&mut self.conn, &mut msg)?.body.parser().get()?)
+    }
+
+    /// `property/get-all/<n>`: a plain `Properties.GetAll` call (rustbus has no proxy); the reply's digest.
+    fn get_all(&mut self, n: usize) -> Result<u64> {
+        let mut msg = self.message_on(&h::props::props_path(n), PROPERTIES, "GetAll");
+        msg.body.push_param(h::props::PROPS_INTERFACE)?;
+        crate::props::get_all_digest(&call_msg(&mut self.conn, &mut msg)?)
+    }
+
+    /// `objects/get-managed-objects/<n>`: a plain `ObjectManager.GetManagedObjects` call; the reply's digest.
+    fn managed_objects(&mut self, n: usize) -> Result<u64> {
+        let mut msg = self.message_on(
+            &h::props::objects_path(n),
+            h::props::OBJECT_MANAGER_INTERFACE,
+            "GetManagedObjects",
+        );
+        crate::props::managed_objects_digest(&call_msg(&mut self.conn, &mut msg)?)
     }
 
     /// `Properties.Get(INTERFACE, "Items")`, digested (rustbus's way: a plain call, the variant read from the reply).
@@ -249,6 +267,8 @@ struct Service {
     /// (service name, object path i); `ObjectRef` returns the first.
     relation_set: Vec<(String, ObjectPath<String>)>,
     items: Vec<(String, String)>,
+    /// `property/get-all` and `objects/get-managed-objects` (bus only: see `NO_P2P_SERVER`).
+    props: crate::props::Objects,
 }
 
 /// What the dispatcher's handlers return when nothing is left for the
@@ -332,6 +352,8 @@ fn handle(svc: &mut Service, _: Matches, msg: &MarshalledMessage, env: &mut Env)
     }
     let reply = if crate::fds::is_fd_call(msg) {
         crate::fds::read_fd_reply(msg)
+    } else if let Some(reply) = svc.props.reply(msg) {
+        reply
     } else {
         standard_reply!(
             msg,
@@ -383,6 +405,7 @@ fn serve_bus(socket: &std::path::Path, service_name: &str, ready: &mut dyn FnMut
             .map(|i| Ok((service_name.to_owned(), ObjectPath::new(h::object_path(i))?)))
             .collect::<Result<_>>()?,
         items: h::items(),
+        props: crate::props::Objects::new()?,
     };
     // One handler for every path: the standard interfaces answer on the object's ancestors too.
     let mut dispatch = DispatchConn::new(conn, service, Box::new(handle));
@@ -426,7 +449,15 @@ impl h::Ipc for RustbusIpc {
     }
 
     fn implements(&self, op: IpcOp) -> bool {
-        !op.opt_in() || matches!(op, IpcOp::InFlight(_) | IpcOp::IdleConnections(_) | IpcOp::FdPassing(_))
+        !op.opt_in()
+            || matches!(
+                op,
+                IpcOp::InFlight(_)
+                    | IpcOp::IdleConnections(_)
+                    | IpcOp::FdPassing(_)
+                    | IpcOp::PropertyGetAll(_)
+                    | IpcOp::ManagedObjects(_)
+            )
     }
 
     /// `RpcConn::connect_to_path` (SASL, Hello); dropping it closes the socket.
@@ -437,7 +468,14 @@ impl h::Ipc for RustbusIpc {
     fn client<'a>(&'a mut self, transport: &Transport, op: IpcOp) -> Result<Op<'a>> {
         let t = transport.clone();
         Ok(match op {
-            IpcOp::PropertyGetAll(_) | IpcOp::ManagedObjects(_) => bail!(harness::ipc::not_implemented(op)),
+            IpcOp::PropertyGetAll(n) => {
+                let mut client = Client::new(&t)?;
+                Box::new(move || client.get_all(n))
+            }
+            IpcOp::ManagedObjects(n) => {
+                let mut client = Client::new(&t)?;
+                Box::new(move || client.managed_objects(n))
+            }
             IpcOp::FdPassing(n) => {
                 let mut client = Client::new(&t)?;
                 let memfd = h::fd_passing::payload_memfd(n)?;

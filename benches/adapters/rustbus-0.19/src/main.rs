@@ -23,6 +23,7 @@ use typed::{digest_test_body, header_capacity, test_signal};
 
 mod fds;
 mod ipc;
+mod props;
 mod standard_reply;
 mod typed;
 

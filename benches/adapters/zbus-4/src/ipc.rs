@@ -261,6 +261,9 @@ impl h::Ipc for ZbusIpc {
                 // (zbus::Error::NameTaken) when the name is owned.
                 conn.request_name_with_flags(service_name.as_str(), zbus::fdo::RequestNameFlags::DoNotQueue.into())
                     .with_context(|| format!("requesting {service_name}"))?;
+                // On the bus only: see `props::NOT_PEER_TO_PEER`.
+                crate::props::serve_all(&conn.object_server())
+                    .context("serving the property and object-manager objects")?;
                 ready();
                 loop {
                     std::thread::park();
@@ -312,8 +315,15 @@ impl h::Ipc for ZbusIpc {
         }))
     }
 
+    fn unsupported_ipc(&self, op: IpcOp, p2p: bool) -> Option<String> {
+        (p2p && matches!(op, IpcOp::PropertyGetAll(_) | IpcOp::ManagedObjects(_)))
+            .then(|| crate::props::NOT_PEER_TO_PEER.to_owned())
+    }
+
     fn implements(&self, op: IpcOp) -> bool {
-        !op.opt_in() || matches!(op, IpcOp::InFlight(_) | IpcOp::IdleConnections(_) | IpcOp::FdPassing(_))
+        !op.opt_in()
+            || matches!(op, IpcOp::InFlight(_) | IpcOp::IdleConnections(_) | IpcOp::FdPassing(_))
+            || matches!(op, IpcOp::PropertyGetAll(_) | IpcOp::ManagedObjects(_))
     }
 
     /// A blocking connection (SASL, Hello), closed (`Connection::close`) when dropped.
@@ -324,7 +334,14 @@ impl h::Ipc for ZbusIpc {
     fn client<'a>(&'a mut self, transport: &Transport, op: IpcOp) -> Result<Op<'a>> {
         let t = transport.clone();
         Ok(match op {
-            IpcOp::PropertyGetAll(_) | IpcOp::ManagedObjects(_) => bail!(harness::ipc::not_implemented(op)),
+            IpcOp::PropertyGetAll(n) => {
+                let proxy = crate::props::get_all_client(&connect(&t)?, &t, n)?;
+                Box::new(move || crate::props::get_all(&proxy))
+            }
+            IpcOp::ManagedObjects(n) => {
+                let proxy = crate::props::managed_objects_client(&connect(&t)?, &t, n)?;
+                Box::new(move || crate::props::managed_objects(&proxy))
+            }
             IpcOp::FdPassing(n) => {
                 let conn = connect(&t)?;
                 Box::new(crate::fds::client(

@@ -20,6 +20,7 @@ use zbus::zvariant::{
 
 mod fds;
 mod ipc;
+mod props;
 
 harness::adapter_main!(
     id: "zbus-4",

@@ -244,6 +244,9 @@ impl h::Ipc for ZbusIpc {
                     .serve_at(h::OBJECT_PATH, crate::fds::FdService)?
                     .build()
                     .with_context(|| format!("connecting the server to the bus and requesting {service_name}"))?;
+                // On the bus only: see `props::NOT_PEER_TO_PEER`.
+                crate::props::serve_all(&_conn.object_server())
+                    .context("serving the property and object-manager objects")?;
                 ready();
                 loop {
                     std::thread::park();
@@ -295,8 +298,15 @@ impl h::Ipc for ZbusIpc {
         }))
     }
 
+    fn unsupported_ipc(&self, op: IpcOp, p2p: bool) -> Option<String> {
+        (p2p && matches!(op, IpcOp::PropertyGetAll(_) | IpcOp::ManagedObjects(_)))
+            .then(|| crate::props::NOT_PEER_TO_PEER.to_owned())
+    }
+
     fn implements(&self, op: IpcOp) -> bool {
-        !op.opt_in() || matches!(op, IpcOp::InFlight(_) | IpcOp::IdleConnections(_) | IpcOp::FdPassing(_))
+        !op.opt_in()
+            || matches!(op, IpcOp::InFlight(_) | IpcOp::IdleConnections(_) | IpcOp::FdPassing(_))
+            || matches!(op, IpcOp::PropertyGetAll(_) | IpcOp::ManagedObjects(_))
     }
 
     /// A blocking connection (SASL, Hello), closed (`Connection::close`) when dropped.
@@ -307,7 +317,14 @@ impl h::Ipc for ZbusIpc {
     fn client<'a>(&'a mut self, transport: &Transport, op: IpcOp) -> Result<Op<'a>> {
         let t = transport.clone();
         Ok(match op {
-            IpcOp::PropertyGetAll(_) | IpcOp::ManagedObjects(_) => bail!(harness::ipc::not_implemented(op)),
+            IpcOp::PropertyGetAll(n) => {
+                let proxy = crate::props::get_all_client(&connect(&t)?, &t, n)?;
+                Box::new(move || crate::props::get_all(&proxy))
+            }
+            IpcOp::ManagedObjects(n) => {
+                let proxy = crate::props::managed_objects_client(&connect(&t)?, &t, n)?;
+                Box::new(move || crate::props::managed_objects(&proxy))
+            }
             IpcOp::FdPassing(n) => {
                 let conn = connect(&t)?;
                 Box::new(crate::fds::client(

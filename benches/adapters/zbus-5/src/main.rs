@@ -18,6 +18,7 @@ use zbus::zvariant::{self, as_value, DynamicDeserialize, DynamicType, Endian, Si
 
 mod fds;
 mod ipc;
+mod props;
 
 harness::adapter_main!(
     id: "zbus-5",

@@ -152,6 +152,81 @@ OPT_IN_FAMILIES = {
     "property-get-all": "property/get-all",
     "get-managed-objects": "objects/get-managed-objects",
 }
+# ipc/props.rs: the objects of property/get-all/<n> and objects/get-managed-objects/<n>.
+# A value is (signature, value) with signature "s", "u" or "b" (jeepney's variant form).
+GET_ALL_INTERFACE = "org.dbusmatrix.Props"
+ITEM_INTERFACE = "org.dbusmatrix.Item"
+OBJECT_MANAGER_INTERFACE = "org.freedesktop.DBus.ObjectManager"
+
+
+def props_path(n):
+    return "/org/dbusmatrix/props/%d" % n
+
+
+def objects_path(n):
+    return "/org/dbusmatrix/objects/%d" % n
+
+
+def object_child_path(n, i):
+    return "/org/dbusmatrix/objects/%d/o%04d" % (n, i)
+
+
+def property_value(i):
+    """props.rs `property_value`: i % 3 = 0 a string, 1 a u, 2 a b."""
+    return [("s", "value %d" % i), ("u", i * 7), ("b", i % 2 == 0)][i % 3]
+
+
+def properties(n):
+    """Every property of the property/get-all/<n> object, in name order."""
+    return [("P%04d" % i, property_value(i)) for i in range(n)]
+
+
+def item_properties(i):
+    """props.rs `item_properties`: child i's properties of ITEM_INTERFACE, in name order."""
+    return [("Enabled", ("b", i % 2 == 1)), ("Id", ("s", "item-%d" % i)), ("Index", ("u", i))]
+
+
+def _digest_value(d, value):
+    sig, v = value
+    if sig == "s":
+        d.u64(0)
+        d.str(v)
+    elif sig == "u":
+        d.u64(1)
+        d.u64(v)
+    elif sig == "b":
+        d.u64(2)
+        d.u64(1 if v else 0)
+    else:
+        raise RuntimeError("a property of signature %r, not s, u or b" % sig)
+
+
+def _digest_properties(d, props):
+    props = sorted(props, key=lambda p: p[0].encode())
+    for name, value in props:
+        d.str(name)
+        _digest_value(d, value)
+    d.len(len(props))
+
+
+def properties_digest(props):
+    """props.rs `properties_digest`: (name, (signature, value)) pairs in any order."""
+    d = Digest()
+    _digest_properties(d, props)
+    return d.finish()
+
+
+def managed_objects_digest(objects):
+    """props.rs `managed_objects_digest`: (path, the benchmark interface's properties) in any order."""
+    objects = sorted(objects, key=lambda o: o[0].encode())
+    d = Digest()
+    for path, props in objects:
+        d.str(path)
+        _digest_properties(d, props)
+    d.len(len(objects))
+    return d.finish()
+
+
 # ipc/fd_passing.rs: ReadFd(h) -> t on a second interface; the memfd holds echo_payload(size).
 FD_SIZES = [4096, 1048576]
 FD_INTERFACE = "io.killing.spark.BenchFd"
@@ -253,6 +328,10 @@ def expected_digest(op, service_name):
         d.str(SIGNAL_TEXT)
     elif kind == "idle-connections":
         d.len(arg)
+    elif kind == "property-get-all":
+        return properties_digest(properties(arg))
+    elif kind == "get-managed-objects":
+        return managed_objects_digest([(object_child_path(arg, i), item_properties(i)) for i in range(arg)])
     elif kind == "in-flight":
         # ipc.rs `in_flight_digest`: call i sends i, gets i + 1; then the count.
         for i in range(arg):

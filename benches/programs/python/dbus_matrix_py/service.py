@@ -206,3 +206,55 @@ def bench_reply(member, args, service_name):
     if member == canon.ECHO_BYTES:
         return ("ay", (bytes(args[0]),))
     raise RuntimeError("no benchmark method %s" % member)
+
+
+def props_route(path, interface, member, signature, string_args):
+    """property/get-all/<n> and objects/get-managed-objects/<n> (ipc/props.rs) for
+    hand-built servers: None when the call is not to their objects, else what
+    `route` returns. Values are (signature, value) pairs, dicts lists of pairs."""
+    try:
+        return _props_route(path, interface, member, signature, string_args)
+    except Answer as e:
+        return ("error", e.name, e.message)
+
+
+def _props_objects():
+    """path -> ("props", n) | ("manager", n) | ("child", (n, i))."""
+    global _PROPS_OBJECTS
+    if _PROPS_OBJECTS is None:
+        _PROPS_OBJECTS = {}
+        for n in canon.PROPS_COUNTS:
+            _PROPS_OBJECTS[canon.props_path(n)] = ("props", n)
+            _PROPS_OBJECTS[canon.objects_path(n)] = ("manager", n)
+            for i in range(n):
+                _PROPS_OBJECTS[canon.object_child_path(n, i)] = ("child", (n, i))
+    return _PROPS_OBJECTS
+
+
+_PROPS_OBJECTS = None
+
+
+def _props_route(path, interface, member, signature, string_args):
+    obj = _props_objects().get(path)
+    if obj is None:
+        return None
+    what, arg = obj
+    if what == "manager":
+        if interface not in (None, canon.OBJECT_MANAGER_INTERFACE) or member != "GetManagedObjects":
+            raise Answer(UNKNOWN_METHOD, "only %s.GetManagedObjects at %s" % (canon.OBJECT_MANAGER_INTERFACE, path))
+        _expect(signature, member, "")
+        return ("reply", "a{oa{sa{sv}}}", (managed_objects(arg),))
+    if interface not in (None, PROPERTIES) or member != "GetAll":
+        raise Answer(UNKNOWN_METHOD, "only %s.GetAll at %s" % (PROPERTIES, path))
+    _expect(signature, member, "s")
+    args = string_args()
+    interface_name, props = ((canon.GET_ALL_INTERFACE, canon.properties(arg)) if what == "props"
+                             else (canon.ITEM_INTERFACE, canon.item_properties(arg[1])))
+    if not args or args[0] != interface_name:
+        raise Answer(UNKNOWN_INTERFACE, "no interface %s at %s" % (args[0] if args else "", path))
+    return ("reply", "a{sv}", (props,))
+
+
+def managed_objects(n):
+    """The GetManagedObjects body of the manager of objects/get-managed-objects/<n>."""
+    return [(canon.object_child_path(n, i), [(canon.ITEM_INTERFACE, canon.item_properties(i))]) for i in range(n)]

@@ -100,6 +100,51 @@ module DbusMatrix
       d.len(values.size)
     end
 
+    # ipc/props.rs: the objects of property/get-all/<n> and objects/get-managed-objects/<n>.
+    # A value is [signature, value] with signature "s", "u" or "b".
+    GET_ALL_INTERFACE = "org.dbusmatrix.Props".freeze
+    ITEM_INTERFACE = "org.dbusmatrix.Item".freeze
+    OBJECT_MANAGER_INTERFACE = "org.freedesktop.DBus.ObjectManager".freeze
+
+    def self.props_path(n) = "/org/dbusmatrix/props/#{n}"
+    def self.objects_path(n) = "/org/dbusmatrix/objects/#{n}"
+    def self.object_child_path(n, i) = format("/org/dbusmatrix/objects/%d/o%04d", n, i)
+
+    # props.rs `property_value`: i % 3 = 0 a string, 1 a u, 2 a b.
+    def self.property_value(i) = [["s", "value #{i}"], ["u", i * 7], ["b", i.even?]][i % 3]
+    def self.properties(n) = (0...n).map { |i| [format("P%04d", i), property_value(i)] }
+    def self.item_properties(i) = [["Enabled", ["b", i.odd?]], ["Id", ["s", "item-#{i}"]], ["Index", ["u", i]]]
+
+    def self.digest_properties(d, props)
+      props = props.sort_by { |name, _| name.b }
+      props.each do |name, (sig, v)|
+        d.str(name)
+        case sig
+        when "s" then d.u64(0); d.str(v)
+        when "u" then d.u64(1); d.u64(v)
+        when "b" then d.u64(2); d.u64(v ? 1 : 0)
+        else raise "a property of signature #{sig.inspect}, not s, u or b"
+        end
+      end
+      d.len(props.size)
+    end
+
+    # props.rs `properties_digest`: [name, [signature, value]] pairs in any order.
+    def self.properties_digest(props)
+      d = Digest.new
+      digest_properties(d, props)
+      d.finish
+    end
+
+    # props.rs `managed_objects_digest`: [path, the benchmark interface's properties] in any order.
+    def self.managed_objects_digest(objects)
+      objects = objects.sort_by { |path, _| path.b }
+      d = Digest.new
+      objects.each { |path, props| d.str(path); digest_properties(d, props) }
+      d.len(objects.size)
+      d.finish
+    end
+
     # What the client must receive per operation (ipc.rs `expected_digest`).
     def self.expected_digest(op, service_name)
       kind, arg = op
@@ -121,6 +166,9 @@ module DbusMatrix
       when "property-get-x100" then 100.times { digest_items(d, items) }
       when "emit-receive" then d.str(SIGNAL_TEXT)
       when "idle-connections" then d.len(arg)
+      when "property-get-all" then return properties_digest(properties(arg))
+      when "get-managed-objects"
+        return managed_objects_digest((0...arg).map { |i| [object_child_path(arg, i), item_properties(i)] })
       when "in-flight" # ipc.rs `in_flight_digest`: call i sends i, gets i + 1; then the count
         arg.times { |i| d.i32(i + 1) }
         d.len(arg)

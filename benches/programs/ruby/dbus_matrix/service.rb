@@ -148,6 +148,47 @@ module DbusMatrix
     end
 
     # The benchmark methods' replies (ipc.rs's table): [signature, values].
+    # property/get-all/<n> and objects/get-managed-objects/<n> (ipc/props.rs): nil when
+    # the call is not to their objects, else what `route` returns. Variants are
+    # [signature, value] pairs, dicts Hashes.
+    def self.props_route(path, interface, member, sig, args)
+      what, n, i = props_objects[path]
+      return nil unless what
+
+      if what == :manager
+        unless [nil, C::OBJECT_MANAGER_INTERFACE].include?(interface) && member == "GetManagedObjects"
+          raise Answer.new("UnknownMethod", "only #{C::OBJECT_MANAGER_INTERFACE}.GetManagedObjects at #{path}")
+        end
+
+        expect(sig, member, "")
+        return [:reply, "a{oa{sa{sv}}}", [managed_objects(n)]]
+      end
+      unless [nil, PROPERTIES].include?(interface) && member == "GetAll"
+        raise Answer.new("UnknownMethod", "only #{PROPERTIES}.GetAll at #{path}")
+      end
+
+      expect(sig, member, "s")
+      name, props = what == :props ? [C::GET_ALL_INTERFACE, C.properties(n)] : [C::ITEM_INTERFACE, C.item_properties(i)]
+      raise Answer.new("UnknownInterface", "no interface #{args[0]} at #{path}") unless args[0] == name
+
+      [:reply, "a{sv}", [props.to_h]]
+    rescue Answer => e
+      [:error, e.name, e.message]
+    end
+
+    # path => [:props, n] | [:manager, n] | [:child, n, i]
+    def self.props_objects
+      @props_objects ||= C::PROPS_COUNTS.each_with_object({}) do |n, h|
+        h[C.props_path(n)] = [:props, n]
+        h[C.objects_path(n)] = [:manager, n]
+        n.times { |i| h[C.object_child_path(n, i)] = [:child, n, i] }
+      end
+    end
+
+    def self.managed_objects(n)
+      (0...n).to_h { |i| [C.object_child_path(n, i), { C::ITEM_INTERFACE => C.item_properties(i).to_h }] }
+    end
+
     def self.bench_reply(member, args, service_name)
       case member
       when "Void", "InInt", "InString" then ["", []]

@@ -131,6 +131,8 @@ pub fn serve(t: &Transport, ready: &mut dyn FnMut()) -> Result<()> {
         Transport::Bus { service_name, .. } => {
             let conn = connect(t).context("connecting the server to the bus")?;
             register(&conn, &iface, service_name)?;
+            // On the bus only: see `props::NOT_PEER_TO_PEER`.
+            super::props::register(&conn)?;
             request_name(&conn, service_name)?;
             let on_close = main_loop.clone();
             conn.connect_closed(move |_, _, _| on_close.quit());
