@@ -84,13 +84,18 @@ pub fn placement_line(t: &Table, run_placement: Option<&str>) -> Option<String> 
             cpus.sort_unstable();
             cpus.dedup();
             let mut parts: Vec<String> = Vec::new();
-            for suffix in single.iter().filter_map(|p| one_cpu(p)).map(|(_, s)| s) {
+            if !single.is_empty() {
                 let cpus = cpus.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(", ");
-                let part =
-                    format!("client, server and bus daemon of a cell on one CPU (`--pin one-cpu`; CPU {cpus}){suffix}");
-                if !parts.contains(&part) {
-                    parts.push(part);
-                }
+                parts.push(format!(
+                    "client, server and bus daemon of a cell on one CPU (`--pin one-cpu`; CPU {cpus})"
+                ));
+            }
+            // call/parallel-clients: whatever the placement, its clients are not pinned.
+            if single
+                .iter()
+                .any(|p| one_cpu(p).is_some_and(|(_, suffix)| !suffix.is_empty()))
+            {
+                parts.push("the clients of call/parallel-clients not pinned".into());
             }
             parts.extend(other.iter().map(|p| placement_words(p)));
             parts.join("; ")
