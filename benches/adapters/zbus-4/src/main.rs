@@ -18,6 +18,8 @@ use zbus::zvariant::{
     self, DeserializeValue, DynamicDeserialize, DynamicType, Endian, SerializeValue, Signature, Type,
 };
 
+// zbus 4 and 5 have the same fd-passing API (`Fd`, `OwnedFd`, `#[proxy]`, `#[interface]`).
+#[path = "../../zbus-5/src/fds.rs"]
 mod fds;
 mod ipc;
 mod props;
