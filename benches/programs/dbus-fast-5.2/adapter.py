@@ -12,7 +12,6 @@ import asyncio
 import importlib.metadata
 import io
 import os
-import platform
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "python"))
@@ -31,8 +30,6 @@ import props  # noqa: E402  (beside this file)
 
 VERSION = importlib.metadata.version("dbus-fast")
 COMPILED = dbus_fast.message.__file__.endswith(".so")
-INTERPRETER = ("a venv of %s" % os.path.realpath(sys.executable) if sys.prefix != sys.base_prefix
-               else sys.executable)
 NO_P2P = ("dbus-fast has no peer-to-peer connection: MessageBus.connect() always sends Hello and waits "
           "for a bus's reply, and there is no server side to accept a connection")
 # call/in-flight sizes whose calls, written at once, fill the socket's send buffer.
@@ -167,9 +164,8 @@ class DbusFast:
     library = "dbus-fast"
     version = VERSION
     runtime = ("asyncio: dbus_fast.aio.MessageBus on one event loop (asyncio is the library's only API), "
-               "each operation one loop.run_until_complete; %s; CPython %s (%s)" % (
-                   "Cython-compiled modules" if COMPILED else "pure-Python modules (not compiled)",
-                   platform.python_version(), INTERPRETER))
+               "each operation one loop.run_until_complete; %s" % (
+                   "Cython-compiled modules" if COMPILED else "pure-Python modules (not compiled)"))
 
     def __init__(self):
         self.loop = asyncio.new_event_loop()

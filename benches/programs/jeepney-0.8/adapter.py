@@ -6,7 +6,6 @@ A program, not a Cargo package (matrix.toml `program`): it speaks the
 adapter contract through benches/programs/python/dbus_matrix_py."""
 
 import os
-import platform
 import sys
 from collections import deque
 
@@ -56,8 +55,7 @@ class Jeepney:
     id = "jeepney-0.8"
     library = "jeepney"
     version = jeepney.__version__
-    runtime = "blocking: jeepney.io.blocking on the calling thread; CPython %s (%s)" % (
-        platform.python_version(), sys.executable)
+    runtime = "blocking: jeepney.io.blocking on the calling thread"
 
     # --- codec -----------------------------------------------------------
     def unsupported_codec(self, kind, name):

@@ -17,7 +17,9 @@ class RubyDbus
   S = DbusMatrix::Service
   NO_P2P = "ruby-dbus 0.16 has no server side (no way to accept a peer-to-peer connection), " \
            "and its RemoteBus always says Hello to a bus".freeze
-  VERSION = Gem::Specification.load("/usr/share/rubygems-integration/all/specifications/ruby-dbus-0.16.0.gemspec")&.version&.to_s || "unknown"
+  # Debian's gemspec, whatever patch version Debian serves (the name carries it).
+  GEMSPEC = Dir.glob("/usr/share/rubygems-integration/all/specifications/ruby-dbus-0.16*.gemspec").max
+  VERSION = (GEMSPEC && Gem::Specification.load(GEMSPEC)&.version&.to_s) || "unknown"
 
   # contract.rb: the opt-in ops (canon.rb OPT_IN_FAMILIES) this adapter implements.
   IMPLEMENTS = %w[in-flight idle-connections property-get-all get-managed-objects].freeze
@@ -28,8 +30,7 @@ class RubyDbus
 
   def runtime
     "blocking: ruby-dbus' synchronous proxy calls on the calling thread; the server is hand-built on its " \
-      "message queue (ruby-dbus 0.16's object server has no org.freedesktop.DBus.Properties); " \
-      "Ruby #{RUBY_VERSION} (#{RbConfig.ruby})"
+      "message queue (ruby-dbus 0.16's object server has no org.freedesktop.DBus.Properties)"
   end
 
   def unsupported_codec(_kind, _name) = nil

@@ -29,28 +29,80 @@ pub fn bin_dir(explicit: Option<&Path>) -> Result<PathBuf> {
 /// program, the file in its source directory (checked when matrix.toml was
 /// loaded), or its installed executable in `bin_dir` where adapters come prebuilt.
 pub fn binary(bin_dir: &Path, entry: &AdapterEntry) -> Result<PathBuf> {
+    let mut found = binaries(bin_dir, &[entry])?;
+    Ok(found.remove(0))
+}
+
+/// The executables of `entries`, in order; all are looked for before any
+/// error, which names every missing one and the one command that builds them.
+pub fn binaries(bin_dir: &Path, entries: &[&AdapterEntry]) -> Result<Vec<PathBuf>> {
+    let located: Vec<(&AdapterEntry, PathBuf, bool)> = entries
+        .iter()
+        .map(|a| {
+            let (path, present) = locate(bin_dir, a);
+            (*a, path, present)
+        })
+        .collect();
+    let missing: Vec<&AdapterEntry> = located.iter().filter(|l| !l.2).map(|l| l.0).collect();
+    if !missing.is_empty() {
+        bail!("{}", missing_message(bin_dir, &missing));
+    }
+    for a in entries {
+        refuse_runner(bin_dir, a)?;
+    }
+    Ok(located.into_iter().map(|l| l.1).collect())
+}
+
+/// Where `entry`'s executable is, and whether it is there.
+fn locate(bin_dir: &Path, entry: &AdapterEntry) -> (PathBuf, bool) {
     if entry.unavailable_here().is_some() {
         // Never run: its listing is [`unavailable`], every cell decided by it.
-        return Ok(bin_dir.join(&entry.package));
+        return (bin_dir.join(&entry.package), true);
     }
     if let Some(program) = entry.program_path.as_ref().filter(|_| !crate::matrix::prebuilt()) {
-        return Ok(program.clone());
+        return (program.clone(), true);
     }
     let p = bin_dir.join(&entry.package);
-    if !p.is_file() {
-        let build = match entry.path.strip_prefix("benches/").filter(|_| entry.own_lockfile) {
-            // A workspace of its own: into the workspace's target/, next to the others.
-            Some(dir) => format!("cargo build --release --locked --manifest-path {dir}/Cargo.toml --target-dir target"),
-            None => format!("cargo build --release -p {}", entry.package),
-        };
-        bail!(
-            "adapter {} has no binary at {}; build it with `{build}` in benches/ (or pass --bin-dir)",
-            entry.id,
-            p.display(),
-        );
+    let present = p.is_file();
+    (p, present)
+}
+
+/// One sentence for every missing binary, with the one command that builds
+/// them all for the cargo profile `bin_dir` belongs to (`target/<profile>`).
+fn missing_message(bin_dir: &Path, missing: &[&AdapterEntry]) -> String {
+    let profile = match (bin_dir.file_name(), bin_dir.parent().and_then(Path::file_name)) {
+        (Some(p), Some(t)) if t == "target" && p == "debug" => "dev".to_string(),
+        (Some(p), Some(t)) if t == "target" => p.to_string_lossy().into_owned(),
+        _ => "release".to_string(),
+    };
+    let ids: Vec<&str> = missing.iter().map(|a| a.id.as_str()).collect();
+    let what = match missing {
+        [one] => format!(
+            "adapter {} has no binary at {}",
+            one.id,
+            bin_dir.join(&one.package).display()
+        ),
+        _ => format!(
+            "{} adapters have no binary in {}: {}",
+            missing.len(),
+            bin_dir.display(),
+            missing
+                .iter()
+                .map(|a| format!("{} ({})", a.id, a.package))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    if crate::matrix::prebuilt() {
+        // Nix's wrapper puts every adapter the flake builds in its bin dir.
+        return format!("{what}: the prebuilt runner's bin dir lacks it (a packaging fault), or pass --bin-dir");
     }
-    refuse_runner(bin_dir, entry)?;
-    Ok(p)
+    format!(
+        "{what}; build {} with `bash scripts/build.sh {profile} --adapters {}` from the repository root \
+         (it builds every adapter a run of them needs, own-lockfile ones included), or pass --bin-dir",
+        if missing.len() == 1 { "it" } else { "them" },
+        ids.join(",")
+    )
 }
 
 /// Under any name (a symlink, a hard link), the runner is not an adapter: it
@@ -91,7 +143,26 @@ pub fn check_identity(entry: &AdapterEntry, binary: &Path, d: &Described) -> Res
             entry.library
         );
     }
+    // Prebuilt (Nix), the library is nixpkgs' at the flake's pin and recorded as it is.
+    if let Some(line) = entry.version_line.as_deref().filter(|_| !crate::matrix::prebuilt()) {
+        if !on_line(&d.listing.version, line) {
+            bail!(
+                "adapter {} runs {} {}, outside its line {line} (matrix.toml version_line): \
+                 this machine's package is not the library the adapter's id names",
+                entry.id,
+                d.listing.library,
+                d.listing.version
+            );
+        }
+    }
     Ok(())
+}
+
+/// `1.14.10` and `1.14` are on line `1.14`; `1.140.0` and `1.15.0` are not.
+fn on_line(version: &str, line: &str) -> bool {
+    version
+        .strip_prefix(line)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with('.'))
 }
 
 /// What an adapter said about itself, with support per scenario.
@@ -129,6 +200,7 @@ pub fn unavailable(entry: &AdapterEntry, reason: &str) -> Described {
             library: entry.library.clone(),
             version: "unknown".into(),
             runtime: String::new(),
+            interpreter: None,
             scenarios,
         },
         unsupported: every(),
@@ -182,4 +254,20 @@ pub fn describe(binary: &Path, scratch: &Path, interrupted: &AtomicBool) -> Resu
         unsupported,
         unsupported_p2p,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::on_line;
+
+    #[test]
+    fn a_version_is_on_its_line_only_at_a_component_boundary() {
+        assert!(on_line("1.14.10", "1.14"));
+        assert!(on_line("1.14", "1.14"));
+        assert!(on_line("0.8.0", "0.8"));
+        assert!(!on_line("1.140.0", "1.14"));
+        assert!(!on_line("1.15.0", "1.14"));
+        assert!(!on_line("0.9.0", "0.8"));
+        assert!(!on_line("", "0.8"));
+    }
 }

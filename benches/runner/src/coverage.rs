@@ -112,7 +112,12 @@ fn row(m: &Matrix, a: &AdapterEntry, d: &Described) -> Row {
     Row {
         adapter: a.id.clone(),
         library: d.listing.library.clone(),
-        version: d.listing.version.clone(),
+        // A library the machine provides shows its line: the exact version is
+        // this machine's (results and `list` have it), the table is everyone's.
+        version: match &a.version_line {
+            Some(line) => format!("{line}.x"),
+            None => d.listing.version.clone(),
+        },
         codec,
         bus,
         p2p,

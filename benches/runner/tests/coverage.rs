@@ -45,3 +45,95 @@ fn the_readme_coverage_table_is_the_generated_one() {
         );
     }
 }
+
+/// The README's block, as committed.
+fn readme_table() -> String {
+    let readme = std::fs::read_to_string(repo_root().join("README.md")).unwrap();
+    let start = readme.find(BEGIN).expect("README.md has the coverage block") + BEGIN.len();
+    let len = readme[start..].find(END).expect("the coverage block ends");
+    readme[start..start + len].to_owned()
+}
+
+/// Debian floats (ruby3.1 went from 3.1.7 back to 3.1.2 in a security
+/// update): the committed table must not change when the machine's
+/// interpreters and Debian-provided libraries report other patch versions.
+/// Python, Ruby and libdbus are made to report `.99` patch versions here
+/// (sitecustomize, RUBYOPT, LD_PRELOAD), and `list` shows that they did.
+#[test]
+fn the_coverage_table_is_the_same_whatever_patch_versions_the_machine_has() {
+    let tmp = TempDir::new("other-patch-versions");
+    let py = tmp.path().join("py");
+    std::fs::create_dir_all(&py).unwrap();
+    std::fs::write(
+        py.join("sitecustomize.py"),
+        r#"import sys
+# platform.python_version() parses sys.version.
+sys.version = "3.11.99" + sys.version[sys.version.index(" "):]
+for name in ("jeepney", "dbus"):
+    try:
+        module = __import__(name)
+    except ImportError:
+        continue
+    module.__version__ = module.__version__.rsplit(".", 1)[0] + ".99"
+"#,
+    )
+    .unwrap();
+    let rb = tmp.path().join("other_patch.rb");
+    std::fs::write(
+        &rb,
+        r#"require "rubygems"
+Object.send(:remove_const, :RUBY_VERSION)
+RUBY_VERSION = "3.1.99".freeze
+module OtherPatch
+  def load(path)
+    spec = super
+    spec.version = spec.version.segments[0, 2].join(".") + ".99" if spec && path.to_s.include?("ruby-dbus")
+    spec
+  end
+end
+Gem::Specification.singleton_class.prepend(OtherPatch)
+"#,
+    )
+    .unwrap();
+    let c = tmp.path().join("other_patch.c");
+    std::fs::write(
+        &c,
+        "void dbus_get_version(int *major, int *minor, int *micro) { *major = 1; *minor = 14; *micro = 99; }\n",
+    )
+    .unwrap();
+    let so = tmp.path().join("other_patch.so");
+    let cc = std::process::Command::new("cc")
+        .args(["-shared", "-fPIC", "-o"])
+        .arg(&so)
+        .arg(&c)
+        .output()
+        .unwrap();
+    assert!(cc.status.success(), "{}", text(&cc));
+    let list = |format: &str| {
+        let o = dbus_matrix(&["--matrix", repo_matrix().to_str().unwrap(), "list", "--format", format])
+            .env("PYTHONPATH", &py)
+            .env("RUBYOPT", format!("-r{}", rb.display()))
+            .env("LD_PRELOAD", &so)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", text(&o));
+        String::from_utf8(o.stdout).unwrap()
+    };
+    let listed = list("text");
+    for other in [
+        "jeepney 0.8.99 on CPython 3.11.99",
+        "dbus-python 1.3.99 on CPython 3.11.99",
+        "libdbus 1.14.99",
+        "ruby-dbus 0.16.99 on Ruby 3.1.99",
+    ] {
+        assert!(
+            listed.contains(other),
+            "the other patch versions did not take: no {other:?} in\n{listed}"
+        );
+    }
+    assert_eq!(
+        readme_table(),
+        list("markdown"),
+        "README.md's coverage table changed with the machine's patch versions"
+    );
+}

@@ -16,7 +16,24 @@ pub struct Listing {
     /// [`AdapterInfo::runtime`]; empty from an adapter that does not say.
     #[serde(default)]
     pub runtime: String,
+    /// The interpreter that runs a program adapter, with its exact version and
+    /// path (`CPython 3.11.2 (/usr/bin/python3)`): a fact of this machine, not
+    /// of the adapter, so it is kept apart from `runtime`. Results record it
+    /// (appended to the runtime); the committed coverage table never shows it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interpreter: Option<String>,
     pub scenarios: Vec<ScenarioSupport>,
+}
+
+impl Listing {
+    /// The runtime as results record it: with the interpreter, where there is one.
+    pub fn runtime_with_interpreter(&self) -> String {
+        match &self.interpreter {
+            Some(i) if self.runtime.is_empty() => i.clone(),
+            Some(i) => format!("{}; {i}", self.runtime),
+            None => self.runtime.clone(),
+        }
+    }
 }
 
 /// Support of one scenario; IPC scenarios also say whether they work peer to peer.
@@ -104,6 +121,7 @@ pub(super) fn print<C: Codec, I: Ipc>(info: &AdapterInfo, codec: &C, ipc: &I) ->
         library: info.library.into(),
         version: info.version.into(),
         runtime: info.runtime.into(),
+        interpreter: None,
         scenarios: scenario::all().map(|s| support(info, codec, ipc, s)).collect(),
     };
     println!("{}", serde_json::to_string_pretty(&listing)?);

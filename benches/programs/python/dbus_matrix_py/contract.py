@@ -5,6 +5,7 @@ runner drives a Python adapter exactly as a Rust one."""
 import argparse
 import json
 import os
+import platform
 import sys
 import time
 
@@ -139,7 +140,16 @@ def _listing(lib):
                 entry["p2p_reason"] = p2p_reason
         scenarios.append(entry)
     return {"id": lib.id, "library": lib.library, "version": lib.version, "runtime": lib.runtime,
-            "scenarios": scenarios}
+            "interpreter": interpreter(), "scenarios": scenarios}
+
+
+def interpreter():
+    """This machine's Python, exact version and path: the listing keeps it apart
+    from the runtime (results record it; the committed coverage table does not)."""
+    where = sys.executable
+    if sys.prefix != sys.base_prefix:
+        where = "a venv of %s" % os.path.realpath(sys.executable)
+    return "%s %s (%s)" % (platform.python_implementation(), platform.python_version(), where)
 
 
 def _ready():

@@ -87,8 +87,12 @@ module DbusMatrix
         e
       end
       { "id" => lib.id, "library" => lib.library, "version" => lib.version, "runtime" => lib.runtime,
-        "scenarios" => scenarios }
+        "interpreter" => interpreter, "scenarios" => scenarios }
     end
+
+    # This machine's Ruby, exact version and path: kept apart from the runtime
+    # (results record it; the committed coverage table does not).
+    def self.interpreter = "Ruby #{RUBY_VERSION} (#{RbConfig.ruby})"
 
     def self.now = Process.clock_gettime(Process::CLOCK_MONOTONIC, :nanosecond)
 

@@ -96,5 +96,10 @@ fn describe_line(m: &Matrix, d: &Described) -> String {
     } else {
         format!(" (unsupported: {})", unsupported.join(", "))
     };
-    format!("{} {}{}", d.listing.library, d.listing.version, note)
+    let interpreter = d
+        .listing
+        .interpreter
+        .as_ref()
+        .map_or_else(String::new, |i| format!(" on {i}"));
+    format!("{} {}{interpreter}{note}", d.listing.library, d.listing.version)
 }

@@ -62,6 +62,13 @@ pub struct AdapterEntry {
     /// See [`AdapterEntry::unavailable_here`].
     #[serde(default)]
     pub unavailable_in: BTreeMap<String, String>,
+    /// Where the library comes from the machine (a Debian package) rather
+    /// than a lockfile or a hash: the release line it must stay on (`"0.8"`).
+    /// The exact version floats with the machine: results and `list` record
+    /// it, the committed coverage table shows `0.8.x`, and an adapter whose
+    /// library reports a version outside the line is refused (its id would lie).
+    #[serde(default)]
+    pub version_line: Option<String>,
     /// `path`/`program` against matrix.toml's directory (set after parsing).
     #[serde(skip)]
     pub program_path: Option<PathBuf>,

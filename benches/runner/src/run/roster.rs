@@ -51,7 +51,7 @@ pub fn describe_all(
                 runtime: d
                     .as_ref()
                     .ok()
-                    .map(|d| d.listing.runtime.clone())
+                    .map(|d| d.listing.runtime_with_interpreter())
                     .filter(|r| !r.is_empty()),
                 build: None,
             });
