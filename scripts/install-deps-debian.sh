@@ -13,6 +13,10 @@
 #            critcmp (cargo; reads `report --format critcmp` in tests),
 #            cargo-nextest (if the machine lacks it), the real D-Bus clients the
 #            server test drives: gdbus (libglib2.0-bin), busctl (systemd), dbus-send (dbus-bin)
+# Debian floats: these packages are whatever version Debian serves today (a
+# point release, a security update, even a rollback), unlike the crates
+# (Cargo.lock) and dbus-fast (hash-pinned). The script ends by printing the
+# exact versions this machine has; every results file records them too.
 # Usage: scripts/install-deps-debian.sh [runtime|all]   (default: all)
 set -euo pipefail
 what=${1:-all}
@@ -64,3 +68,8 @@ if [ "$what" = all ]; then
   cargo_tool critcmp 0.1.8 critcmp # `critcmp --version` prints "critcmp 0.1.8"
   command -v cargo-nextest >/dev/null || cargo install --quiet --locked cargo-nextest
 fi
+# What this machine measures with today (never written into a committed file).
+echo "install-deps: Debian packages as installed here (they float with Debian; results record them):"
+dpkg-query -W -f='  ${Package} ${Version}\n' "${apt_packages[@]}" 2>/dev/null | grep -E ' (dbus-daemon|dbus-broker|libdbus-1-dev|libglib2.0-dev|libsystemd-dev|python3|python3-jeepney|python3-dbus|python3-gi|ruby-dbus|valgrind|nix-bin) ' || true
+# The interpreters the program adapters start (their #! lines), not PATH's.
+printf '  %s\n' "/usr/bin/python3: $(/usr/bin/python3 --version 2>&1)" "/usr/bin/ruby: $(/usr/bin/ruby --version 2>&1)"

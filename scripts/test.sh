@@ -19,13 +19,10 @@ cargo fmt --all --check
 for manifest in "${own_lock[@]}"; do
   cargo fmt --manifest-path "$manifest" --check
 done
-step "cargo build --profile ci (all adapters, runner, test tools; release without LTO, see benches/Cargo.toml)"
-cargo build --profile ci --workspace
-for manifest in "${own_lock[@]}"; do
-  # Into the same target directory: its binary sits next to the runner.
-  step "cargo build --profile ci --manifest-path $manifest (its own lockfile)"
-  cargo build --profile ci --locked --manifest-path "$manifest" --target-dir target
-done
+# The build scripts/quick.sh runs, for the ci profile (release without LTO, see
+# benches/Cargo.toml), of the whole matrix: every adapter (own lockfiles too),
+# the runner, the test tools, then the run's preflight over every adapter.
+bash ../scripts/build.sh ci
 step "cargo clippy (deny warnings)"
 cargo clippy --profile ci --workspace --all-targets -- -D warnings
 for manifest in "${own_lock[@]}"; do

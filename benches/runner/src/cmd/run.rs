@@ -78,6 +78,17 @@ pub struct Args {
     /// Over dbus-daemon when the run has it, else the run's first bus.
     #[arg(long, value_enum, value_name = "PAIRS", conflicts_with = "system_bus")]
     interop: Option<Pairs>,
+    /// Check what this run needs and stop before any cell: every adapter's
+    /// binary (all missing ones named at once, with the command that builds
+    /// them), each adapter asked what it is (which prepares the program
+    /// adapters: the dbus-fast venv, the C build). Exit 0 when all are ready.
+    #[arg(long, conflicts_with_all = ["resume", "list_builds"])]
+    preflight: bool,
+    /// Print what must be built for this run and stop, a line each: `package
+    /// NAME` (a member of the benches workspace) or `manifest PATH` (an
+    /// adapter with a lockfile of its own). scripts/build.sh reads it.
+    #[arg(long, conflicts_with = "resume")]
+    list_builds: bool,
 }
 
 pub fn exec(args: Args, ctx: &Context) -> Result<ExitCode> {
@@ -107,6 +118,14 @@ pub fn exec(args: Args, ctx: &Context) -> Result<ExitCode> {
         roles: args.roles,
         reference: args.reference.clone(),
     };
+    if args.list_builds {
+        run::preflight::list_builds(&opts)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if args.preflight {
+        run::preflight::check(&opts, &ctx.interrupted)?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let mut summary = run::run(opts, ctx.interrupted.clone())?;
     let mut interop_passed = true;
     if let (Some(pairs), false) = (args.interop, summary.interrupted) {

@@ -11,6 +11,7 @@ mod held_memory;
 mod match_rules;
 mod parallel_clients;
 mod plan;
+pub mod preflight;
 mod resume;
 mod roster;
 mod rounds;
@@ -25,7 +26,7 @@ use std::time::Duration;
 use anyhow::Result;
 use harness::results::{Cell, CellStatus, Outcome, Plan, ResultsFile, Role};
 
-use crate::matrix::Matrix;
+use crate::matrix::{AdapterEntry, Matrix};
 use crate::placement::PlacementPolicy;
 use crate::roles::RoleSelection;
 use crate::scratch::Scratch;
@@ -77,6 +78,32 @@ impl RunSummary {
     }
 }
 
+/// The selected adapters and the reference: it serves and calls in the other
+/// roles' cells, so it is asked what it is and allowed on the bus like them.
+fn involved<'m>(
+    matrix: &'m Matrix,
+    adapters: &[&'m AdapterEntry],
+    roles: &RoleSelection,
+) -> Result<Vec<&'m AdapterEntry>> {
+    let mut involved = adapters.to_vec();
+    if let Some(id) = &roles.reference {
+        if !involved.iter().any(|a| &a.id == id) {
+            involved.extend(matrix.select_adapters(std::slice::from_ref(id))?);
+        }
+    }
+    Ok(involved)
+}
+
+/// The adapters a new run of `opts` involves (its selection and the
+/// reference of its roles), for `run --preflight` and `--list-builds`.
+pub fn adapters_needed(opts: &RunOptions) -> Result<Vec<&AdapterEntry>> {
+    let profile_name = opts.profile.as_deref().unwrap_or("quick");
+    let profile = opts.matrix.profile(profile_name)?;
+    let roles = RoleSelection::resolve(&opts.matrix, profile, &opts.roles, opts.reference.as_deref())?;
+    let adapters = opts.matrix.select_adapters(&opts.adapters)?;
+    involved(&opts.matrix, &adapters, &roles)
+}
+
 pub fn run(mut opts: RunOptions, interrupted: Arc<AtomicBool>) -> Result<RunSummary> {
     let resumed = match &opts.resume {
         Some(req) => Some(resume::open(req, &opts)?),
@@ -105,14 +132,7 @@ pub fn run(mut opts: RunOptions, interrupted: Arc<AtomicBool>) -> Result<RunSumm
         None => RoleSelection::resolve(&opts.matrix, &profile, &opts.roles, opts.reference.as_deref())?,
     };
     let adapters = opts.matrix.select_adapters(&opts.adapters)?;
-    // The reference serves and calls in the other roles' cells: asked what
-    // it is and allowed on the bus like the selected adapters.
-    let mut involved = adapters.clone();
-    if let Some(id) = &roles.reference {
-        if !involved.iter().any(|a| &a.id == id) {
-            involved.extend(opts.matrix.select_adapters(std::slice::from_ref(id))?);
-        }
-    }
+    let involved = involved(&opts.matrix, &adapters, &roles)?;
     let mut scenarios = opts.matrix.select_scenarios(&opts.scenarios)?;
     if opts.scenarios.is_empty() {
         // Named scenarios run whatever the profile; otherwise the profile's own.
@@ -124,10 +144,7 @@ pub fn run(mut opts: RunOptions, interrupted: Arc<AtomicBool>) -> Result<RunSumm
         Some(r) => Duration::from_secs_f64(r.plan.cell_timeout_s),
         None => plan::default_timeout(&profile),
     });
-    let binaries: Vec<PathBuf> = involved
-        .iter()
-        .map(|a| adapters::binary(&opts.bin_dir, a))
-        .collect::<Result<_>>()?;
+    let binaries = adapters::binaries(&opts.bin_dir, &involved)?;
     let valgrind = if opts.instructions {
         Some(instructions::check_valgrind()?)
     } else {
