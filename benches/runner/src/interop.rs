@@ -110,8 +110,9 @@ pub fn check(opts: &Options, interrupted: &AtomicBool) -> Result<InteropTable> {
         .expect("one bus selected");
     let scratch = Scratch::new("interop")?;
     let mut parties = Vec::new();
-    for a in &involved {
-        let bin = adapters::binary(&opts.bin_dir, a)?;
+    // Every missing binary named at once, before any adapter is asked.
+    let binaries = adapters::binaries(&opts.bin_dir, &involved)?;
+    for (a, bin) in involved.iter().zip(binaries) {
         let described = adapters::describe(&bin, scratch.path(), interrupted).map_err(|e| format!("{e:#}"));
         if let Ok(d) = &described {
             adapters::check_identity(a, &bin, d)?;

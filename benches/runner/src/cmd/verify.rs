@@ -23,7 +23,10 @@ pub fn exec(args: Args, ctx: &Context) -> Result<ExitCode> {
     let bin_dir = ctx.bin_dir()?;
     let scratch = Scratch::new("verify")?;
     let mut failures = 0;
-    for a in m.select_adapters(&args.adapters)? {
+    let selected = m.select_adapters(&args.adapters)?;
+    // Every missing binary named at once, before any adapter is asked.
+    adapters::binaries(&bin_dir, &selected)?;
+    for a in selected {
         let codec_scenarios = m
             .select_scenarios(&args.scenarios)?
             .into_iter()
