@@ -1,6 +1,6 @@
 //! Adapters with a lockfile of their own (zbus-2, zbus-6-tokio): Cargo
 //! workspaces of their own inside benches/. The presence of the lockfile is
-//! what scripts/test.sh, build-times and nix/adapters.nix go by; the
+//! what scripts/build.sh, build-times and nix/adapters.nix go by; the
 //! workspace must exclude exactly those directories (cargo refuses a member
 //! with a `[workspace]` of its own, and an excluded directory without a
 //! lockfile would be built by nobody), and their profiles must be the
