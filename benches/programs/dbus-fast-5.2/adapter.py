@@ -44,6 +44,12 @@ BUS = "org.freedesktop.DBus"
 BUS_PATH = "/org/freedesktop/DBus"
 
 
+async def _round_trip(bus):
+    """A call the bus answers only after reading all that was sent before it."""
+    _check(await bus.call(Message(destination=BUS, path=BUS_PATH, interface=BUS, member="NameHasOwner",
+                                  signature="s", body=[BUS])), "NameHasOwner")
+
+
 def _check(reply, what):
     if reply.message_type == MessageType.ERROR:
         raise RuntimeError("%s: %s %s" % (what, reply.error_name, reply.body))
@@ -246,7 +252,7 @@ class DbusFast:
             bus.add_message_handler(_invalid_args)
             bus.export(canon.OBJECT_PATH, _bench_interface(t["service_name"]))
             bus.export(canon.OBJECT_PATH, _FdInterface())
-            props.export(bus)
+            await props.export(bus, lambda: _round_trip(bus))
             owned = await bus.request_name(t["service_name"], NameFlag.DO_NOT_QUEUE)
             if owned != RequestNameReply.PRIMARY_OWNER:
                 raise RuntimeError("could not own %s (RequestName answered %s)" % (t["service_name"], owned))

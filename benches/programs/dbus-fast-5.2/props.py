@@ -66,13 +66,28 @@ class _Item(ServiceInterface):
         return self._props["Index"][1]
 
 
-def export(bus):
+# dbus-fast sends an InterfacesAdded signal for every export, at once, and its
+# message writer takes a full socket send buffer (EAGAIN) for a broken
+# connection: 1,010 signals in one burst killed the server whenever the bus
+# daemon, on the same CPU, had not read them yet. Exports go in batches, each
+# followed by a round trip to the bus (its reply comes after it has read
+# everything sent before), so the buffer never holds more than one batch.
+EXPORT_BATCH = 100
+
+
+async def export(bus, round_trip):
     """Exports both families' objects on `bus` (the managers need no export:
-    dbus-fast answers GetManagedObjects on any path with the objects below it)."""
+    dbus-fast answers GetManagedObjects on any path with the objects below it);
+    `round_trip()` is awaited after every EXPORT_BATCH exports."""
+    exported = 0
     for n in canon.PROPS_COUNTS:
-        bus.export(canon.props_path(n), _props_interface(n))
-        for i in range(n):
-            bus.export(canon.object_child_path(n, i), _Item(i))
+        paths = [(canon.props_path(n), _props_interface(n))]
+        paths += [(canon.object_child_path(n, i), _Item(i)) for i in range(n)]
+        for path, interface in paths:
+            bus.export(path, interface)
+            exported += 1
+            if exported % EXPORT_BATCH == 0:
+                await round_trip()
 
 
 def _props_of(variants):
