@@ -36,7 +36,7 @@
           checks = import ./nix/checks.nix { inherit pkgs craneLib workspace matrix buses adapters programs vmTests; appScripts = apps.scripts; };
           inherit (apps) apps;
           devShells.default = import ./nix/devshell.nix { inherit pkgs buses; };
-          formatter = pkgs.nixpkgs-fmt;
+          formatter = import ./nix/formatter.nix { inherit pkgs; };
         };
 
       bySystem = util.forSystems systems forSystem;

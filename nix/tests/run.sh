@@ -294,6 +294,7 @@ if [ "$nix_only" -eq 0 ]; then
   step "nix/busd/Cargo.lock is the Cargo.lock of the .crate of matrix.toml's crate_sha256" crate_lock_matches
   step "deadnix --fail" deadnix --fail "${nix_files[@]}"
   step "nixpkgs-fmt --check" nixpkgs-fmt --check "${nix_files[@]}"
+  step "nix fmt with no arguments formats the tree (nix/tests/formatter_test.py)" python3 nix/tests/formatter_test.py
 fi
 
 echo

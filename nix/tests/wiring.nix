@@ -332,7 +332,8 @@ let
                 "deadnix"
                 "nixpkgs-fmt"
               ]) ++ [ busdBuild.outPath ])))
-        (c "formatter is nixpkgs-fmt" (flake.formatter.${system}.outPath == pkgs.nixpkgs-fmt.outPath))
+        # What it does with no arguments is executed by nix/tests/formatter_test.py.
+        (c "formatter runs nixpkgs-fmt" (elem pkgs.nixpkgs-fmt.outPath (map (p: p.outPath) (flake.formatter.${system}.stubArgs.runtimeInputs or [ ]))))
       ];
     in
     busdChecks ++ adapterChecks ++ packageChecks ++ wrapperChecks ++ appChecks ++ vmChecks ++ otherChecks;
