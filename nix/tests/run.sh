@@ -106,8 +106,19 @@ lock_matches_flake() {
   "${nix_cmd[@]}" flake metadata --offline --no-update-lock-file .
 }
 
+# On a fresh store that has never seen our sources (nothing is valid in it
+# but what this evaluation adds: as on a user's first `nix flake check
+# --no-build`), with import from derivation disabled: evaluation must not
+# read a derivation's output, nor a filtered source it has not added.
 flake_check() {
-  "${nix_cmd[@]}" flake check --no-build --no-write-lock-file --offline "${stub_inputs[@]}" .
+  local store status
+  store=$(mktemp -d /var/tmp/dbus-matrix-fresh-store.XXXXXX)
+  "${nix_cmd[@]}" flake check --no-build --no-write-lock-file --offline \
+    --store "local?root=$store" --option allow-import-from-derivation false "${stub_inputs[@]}" .
+  status=$?
+  chmod -R u+w "$store" 2>/dev/null
+  rm -rf "$store"
+  return "$status"
 }
 
 wiring() {
@@ -175,6 +186,29 @@ mutant() {
   grep -A20 "checks failed:" <<<"$err" | sed 's/^/  /'
 }
 
+# flake_check_mutant FILE SED-EXPRESSION: a copy with FILE edited must fail
+# the offline flake check (fresh store, no import from derivation) on an
+# evaluation-time read: a path that is not valid there or a derivation's
+# output.
+flake_check_mutant() {
+  local file=$1 expr=$2 tmp out status
+  tmp=$(mutated_copy "$file" "$expr") || return 1
+  out=$(cd "$tmp" && flake_check 2>&1)
+  status=$?
+  rm -rf "$tmp"
+  if [ "$status" -eq 0 ]; then
+    echo "the offline flake check PASSED on this mutant: it cannot see this defect"
+    return 1
+  fi
+  if ! grep -qE "is not valid|allow-import-from-derivation" <<<"$out"; then
+    echo "the offline flake check failed, but not on an evaluation-time read:"
+    echo "$out"
+    return 1
+  fi
+  echo "the offline flake check fails as intended:"
+  grep -E "^error" <<<"$out" | sed 's/^/  /'
+}
+
 # scanner_mutant DESCRIPTION FILE SED-EXPRESSION NEEDLE: a copy with FILE
 # edited must fail the nixpkgs-model test with a message containing NEEDLE.
 scanner_mutant() {
@@ -234,7 +268,7 @@ PY
 step "nix-instantiate --parse on every .nix file" parse_all
 step "flake sources are tracked by git" flake_files_tracked
 step "flake.lock matches flake.nix (nix flake metadata --no-update-lock-file --offline)" lock_matches_flake
-step "nix flake check --no-build against the stubs" flake_check
+step "nix flake check --no-build against the stubs, fresh store, no import from derivation" flake_check
 step "wiring tests (nix/tests/wiring.nix)" wiring
 step "wiring test on an unmutated copy" copy_passes
 step "mutant: an adapter of matrix.toml missing from the flake's packages" \
@@ -273,7 +307,11 @@ step "mutant: flake.lock pins another nixpkgs revision" \
 step "mutant: busd fetched with a checksum other than matrix.toml's" \
   mutant nix/crate-bus.nix 's/checksum = bus.crate_sha256;/checksum = "0e6f18e7709a7f361807b369196ae32d3154d023df5c84f1997593e6464a35fb";/'
 step "mutant: busd built without the Cargo.lock its .crate ships" \
-  mutant nix/crate-bus.nix '/cargoLock = /d'
+  mutant nix/crate-bus.nix '/^    cargoLock = /d'
+step "flake check mutant: busd vendored by crane's default (reads the downloaded .crate: import from derivation)" \
+  flake_check_mutant nix/crate-bus.nix '/cargoVendorDir = /d'
+step "flake check mutant: the workspace source filtered by builtins.path (not valid on a fresh store)" \
+  flake_check_mutant nix/workspace.nix 's|src = import ./source.nix { inherit lib; };|src = builtins.path { name = "source"; path = ../benches; filter = p: _: baseNameOf p != "target"; };|'
 if [ "$nix_only" -eq 0 ]; then
   step "VM test script, unchanged, against real dbus-daemon and dbus-broker system buses as the VM's user (nix/tests/vm_script_test.py)" \
     python3 nix/tests/vm_script_test.py
