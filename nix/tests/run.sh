@@ -319,6 +319,8 @@ else
   step "VM test scripts and parameters from the flake (nix/tests/vm_script_test.py --eval-only)" \
     python3 nix/tests/vm_script_test.py --eval-only
 fi
+step "nix run: every program the runner executes by name is on the wrapper's pinned PATH (nix/tests/wrapper_path_test.py)" \
+  python3 nix/tests/wrapper_path_test.py
 step "the flake uses only what the nixpkgs model lists (nix/tests/nixpkgs_model_test.py)" \
   python3 nix/tests/nixpkgs_model_test.py
 step "model mutant: the dev shell uses pkgs.busd again" \
