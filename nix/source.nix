@@ -1,6 +1,6 @@
 # The source every Cargo build sees: the workspace, benches/, with the files
-# crane's filterCargoSources keeps (Rust and TOML files, Cargo.lock,
-# .cargo/config*), plus the data files the runner's tests read
+# crane's filterCargoSources keeps (Rust and TOML files, Cargo.lock; it also
+# keeps .cargo/config*, and benches/ has none: nix/workspace.nix checks), plus the data files the runner's tests read
 # (runner/tests/fixtures/, runner/tests/snapshots/) and the program adapters
 # they run (programs/), and without target/. The workspace is the root of the
 # source, as crane expects it (its dependency build places Cargo.lock at the
@@ -16,7 +16,7 @@
 let
   root = ../benches;
   cargoSources = lib.fileset.fileFilter
-    (file: file.hasExt "rs" || file.hasExt "toml" || file.name == "Cargo.lock" || file.name == "config")
+    (file: file.hasExt "rs" || file.hasExt "toml" || file.name == "Cargo.lock")
     root;
 in
 lib.fileset.toSource {

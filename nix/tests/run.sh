@@ -121,6 +121,38 @@ flake_check() {
   return "$status"
 }
 
+# aarch64-linux is declared in `systems`: every output for it must evaluate
+# offline, as for x86_64-linux. `nix flake check --all-systems` exists from
+# Nix 2.19 on (so under nix/tests/modern-nix.sh); under older Nix this step
+# says so and the next one covers every system.
+flake_check_all_systems() {
+  if ! "${nix_cmd[@]}" flake check --help 2>/dev/null | grep -q -- --all-systems; then
+    echo "this Nix ($(nix --version)) has no --all-systems; every system is instantiated by the next step"
+    return 0
+  fi
+  local store status
+  store=$(mktemp -d /var/tmp/dbus-matrix-fresh-store.XXXXXX)
+  "${nix_cmd[@]}" flake check --all-systems --no-build --no-write-lock-file --offline \
+    --store "local?root=$store" --option allow-import-from-derivation false "${stub_inputs[@]}" .
+  status=$?
+  chmod -R u+w "$store" 2>/dev/null
+  rm -rf "$store"
+  return "$status"
+}
+
+all_outputs_instantiate() {
+  nix-instantiate --eval --strict --json --read-write-mode --option allow-import-from-derivation false -E '
+    let
+      f = import ./nix/tests/with-stubs.nix { };
+      inherit (builtins) attrNames concatMap mapAttrs;
+      drvs = kind: concatMap (system: map (name: "${kind}.${system}.${name}=" + f.${kind}.${system}.${name}.drvPath) (attrNames f.${kind}.${system})) (attrNames f.${kind});
+    in
+    drvs "packages" ++ drvs "checks" ++ drvs "devShells"
+    ++ map (s: "formatter.${s}=" + f.formatter.${s}.drvPath) (attrNames f.formatter)
+    ++ concatMap (s: map (n: "apps.${s}.${n}=" + f.apps.${s}.${n}.program) (attrNames f.apps.${s})) (attrNames f.apps)' |
+    python3 -c 'import json, sys; outs = json.load(sys.stdin); systems = sorted({o.split("=")[0].split(".")[1] for o in outs}); print(f"{len(outs)} outputs instantiated, systems {systems}")'
+}
+
 wiring() {
   local dir=${1:-.} out
   out=$(cd "$dir" && nix-instantiate --eval --strict --json --read-write-mode -E "$wiring_expr") || return 1
@@ -269,6 +301,8 @@ step "nix-instantiate --parse on every .nix file" parse_all
 step "flake sources are tracked by git" flake_files_tracked
 step "flake.lock matches flake.nix (nix flake metadata --no-update-lock-file --offline)" lock_matches_flake
 step "nix flake check --no-build against the stubs, fresh store, no import from derivation" flake_check
+step "nix flake check --no-build --all-systems (Nix >= 2.19), fresh store, no import from derivation" flake_check_all_systems
+step "every output of every system instantiates (its .drv path; apps: their program's)" all_outputs_instantiate
 step "wiring tests (nix/tests/wiring.nix)" wiring
 step "wiring test on an unmutated copy" copy_passes
 step "mutant: an adapter of matrix.toml missing from the flake's packages" \

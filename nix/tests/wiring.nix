@@ -319,14 +319,17 @@ let
         # (what `nix run` runs) is on the nextest check's GI_TYPELIB_PATH
         # (where the tests run the same programs from the source).
         (c "the nextest check runs the program adapters with the wrappers' GI_TYPELIB_PATH"
-          (let
-            prefixed = builtins.concatMap
-              (a: let m = builtins.match ".*--prefix GI_TYPELIB_PATH : ([^ ]+) .*" (packages.${a.id}.stubArgs.buildCommand or ""); in
-                if m == null then [ ] else m)
-              programAdapters;
-            inCheck = builtins.filter (x: x != "") (builtins.split ":" (checks.cargo-nextest.stubArgs.GI_TYPELIB_PATH or ""));
-          in
-          prefixed != [ ] && all (d: elem d inCheck) prefixed))
+          (
+            let
+              prefixed = builtins.concatMap
+                (a:
+                  let m = builtins.match ".*--prefix GI_TYPELIB_PATH : ([^ ]+) .*" (packages.${a.id}.stubArgs.buildCommand or ""); in
+                  if m == null then [ ] else m)
+                programAdapters;
+              inCheck = builtins.filter (x: x != "") (builtins.split ":" (checks.cargo-nextest.stubArgs.GI_TYPELIB_PATH or ""));
+            in
+            prefixed != [ ] && all (d: elem d inCheck) prefixed
+          ))
         (c "devShells.default has the toolchain, daemons and tools"
           (sameSet
             (outPaths flake.devShells.${system}.default.stubArgs.packages)
