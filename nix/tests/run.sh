@@ -8,6 +8,9 @@
 # Installs nothing. Needs on PATH (and says so, and stops, when one is missing):
 #   nix, nix-instantiate  Nix >= 2.8 (Debian: apt-get install nix-bin)
 #   deadnix, nixpkgs-fmt  cargo install --locked deadnix nixpkgs-fmt
+#   unshare, mount, setpriv, pgrep, dbus-daemon, dbus-send, dbus-broker-launch
+#                         the VM tests' script against real system buses, with
+#                         the runner and adapters built (cargo build --profile ci)
 #   git, python3, tar
 # Run as root: Nix then uses its local store directly (/nix/store is created
 # on first use; Debian's nix-bin has /nix/var/nix). No nix-daemon, no
@@ -41,6 +44,10 @@ need nix-instantiate "install Nix >= 2.8 (Debian: apt-get install nix-bin)"
 if [ "$nix_only" -eq 0 ]; then
   need deadnix "cargo install --locked deadnix (and put ~/.cargo/bin on PATH)"
   need nixpkgs-fmt "cargo install --locked nixpkgs-fmt (and put ~/.cargo/bin on PATH)"
+  # The VM tests' script against real system buses (nix/tests/vm_shim.py).
+  for tool in unshare mount setpriv pgrep dbus-daemon dbus-send dbus-broker-launch; do
+    need "$tool" "scripts/install-deps-debian.sh (util-linux, procps, dbus, dbus-broker)"
+  done
 fi
 need git "apt-get install git"
 need python3 "apt-get install python3"
