@@ -23,7 +23,7 @@
         let
           pkgs = nixpkgs.legacyPackages.${system};
           craneLib = crane.mkLib pkgs;
-          workspace = import ./nix/workspace.nix { inherit pkgs craneLib util; };
+          workspace = import ./nix/workspace.nix { inherit pkgs craneLib; inherit (nixpkgs) lib; };
           buses = import ./nix/buses.nix { inherit pkgs craneLib matrix util; };
           programs = import ./nix/programs.nix { inherit pkgs; };
           adapters = import ./nix/adapters.nix { inherit craneLib workspace matrix programs; };
@@ -36,7 +36,7 @@
           checks = import ./nix/checks.nix { inherit pkgs craneLib workspace matrix buses adapters programs vmTests; appScripts = apps.scripts; };
           inherit (apps) apps;
           devShells.default = import ./nix/devshell.nix { inherit pkgs buses; };
-          formatter = pkgs.nixpkgs-fmt;
+          formatter = import ./nix/formatter.nix { inherit pkgs; };
         };
 
       bySystem = util.forSystems systems forSystem;

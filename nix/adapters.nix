@@ -25,6 +25,9 @@ let
       # crane vendors from this lockfile (vendorCargoDeps' cargoLock), not from
       # the workspace's at the root of the source.
       cargoLock = ownLockfile adapter;
+      # ...from the lockfile alone, without reading the source (see
+      # nix/workspace.nix).
+      cargoVendorDir = craneLib.vendorCargoDeps { cargoLock = ownLockfile adapter; };
       cargoArtifacts = null;
       cargoExtraArgs = "--locked --manifest-path ${manifest adapter}";
     } else {

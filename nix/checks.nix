@@ -99,6 +99,8 @@ in
     # dbus-fast's launcher makes a PyPI venv in host mode; here the check's
     # Python has dbus-fast (nixpkgs) and the sandbox has no network.
     DBUS_MATRIX_DBUS_FAST_PYTHON = "${programs.checkPython}/bin/python3";
+    # What the dbus-python wrapper prefixes for `nix run` (gi.repository's GLib).
+    GI_TYPELIB_PATH = programs.checkTypelibPath;
     postUnpack = ''
       patchShebangs --build source/programs
       cp ${matrix.file} matrix.toml

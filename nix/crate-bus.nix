@@ -6,9 +6,13 @@
 # sha256 = crate_sha256, the checksum crates.io's index and Cargo.lock record).
 # crane.buildPackage builds it with the Cargo.lock the .crate ships, of which
 # nix/<name>/Cargo.lock is a verbatim copy (nix/tests/run.sh compares them):
-# passing it as cargoLock lets crane vendor every dependency from its
-# checksums without reading the downloaded source at evaluation time (no
-# import from derivation), so `nix flake show` needs no download.
+# crane vendors every dependency from its checksums through
+# `cargoVendorDir = vendorCargoDeps { cargoLock; }`: given only the lock, it
+# reads nothing else. Its default, vendorCargoDeps of all the arguments,
+# also reads `src` (findCargoFiles: readDir, for .cargo/config*) even when
+# cargoLock is given (crane's lib/vendorCargoDeps.nix, stored 7d5b46c1), and
+# `src` here is a derivation: import from derivation, which fails
+# `nix flake check --no-build` with allow-import-from-derivation = false.
 { craneLib, bus }:
 let
   spec = builtins.match "([A-Za-z0-9_-]+)@([0-9][0-9A-Za-z.+-]*)" bus.cargo;
@@ -28,6 +32,7 @@ else
     inherit src version;
     pname = name;
     cargoLock = ./. + "/${name}/Cargo.lock";
+    cargoVendorDir = craneLib.vendorCargoDeps { cargoLock = ./. + "/${name}/Cargo.lock"; };
     # The daemon only; the whole dependency graph is built once, here.
     cargoArtifacts = null;
     cargoExtraArgs = "--locked --bin ${name}";

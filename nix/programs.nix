@@ -113,4 +113,9 @@ in
   # dbus-fast's adapter.sh skips its venv when $DBUS_MATRIX_DBUS_FAST_PYTHON
   # names an interpreter with the library: the check sets it to this one.
   checkPython = pkgs.python3.withPackages (_: builtins.concatLists (builtins.attrValues pythonLibraries));
+  # The typelib directories of every Python program's wrapper, for the same
+  # check: it runs the programs from the source, without those wrappers, and
+  # must give them what `nix run` gives them.
+  checkTypelibPath = builtins.concatStringsSep ":"
+    (map (p: "${p}/lib/girepository-1.0") (builtins.concatLists (builtins.attrValues typelibPackages)));
 }

@@ -17,7 +17,16 @@ let
     paths = builtins.attrValues adapters;
   };
 
+  # Every program the runner executes by name, from nixpkgs, never from the
+  # user's PATH (nix/tests/wrapper_path_test.py lists them from the runner's
+  # source and fails on one no package here provides): util-linux (unshare,
+  # mount, setpriv: the dbus-broker bus's private mount namespace, tracefs),
+  # coreutils (mkdir, cat), bash (sh), valgrind (--instructions). Daemons,
+  # adapters and the adapters' interpreters are absolute store paths.
+  pathPackages = [ pkgs.util-linux pkgs.coreutils pkgs.bash pkgs.valgrind ];
+
   env = buses.daemonEnv // {
+    PATH = builtins.concatStringsSep ":" (map (p: "${p}/bin") pathPackages);
     DBUS_MATRIX_BIN_DIR = "${adapterBins}/bin";
     DBUS_MATRIX_MATRIX = "${matrix.file}";
     DBUS_MATRIX_REVISION = revision;
@@ -31,7 +40,7 @@ let
   default = pkgs.runCommand "dbus-matrix-wrapped-${workspace.version}"
     {
       nativeBuildInputs = [ pkgs.makeWrapper ];
-      passthru = { inherit env adapterBins; unwrapped = dbus-matrix; };
+      passthru = { inherit env adapterBins pathPackages; unwrapped = dbus-matrix; };
       meta.mainProgram = "dbus-matrix";
     }
     ''

@@ -1,6 +1,6 @@
 # The Cargo workspace (benches/) as crane builds it: the toolchain check, the
 # arguments every build shares and the one dependency build they all reuse.
-{ pkgs, craneLib, util }:
+{ pkgs, lib, craneLib }:
 let
   cargoToml = builtins.fromTOML (builtins.readFile ../benches/Cargo.toml);
   runnerToml = builtins.fromTOML (builtins.readFile ../benches/runner/Cargo.toml);
@@ -14,7 +14,13 @@ let
   toolchainOk = builtins.compareVersions pkgs.rustc.version minimumRust >= 0;
 
   commonArgs = {
-    src = import ./source.nix { inherit craneLib util; };
+    src = import ./source.nix { inherit lib; };
+    # Vendored from the lockfile alone: crane's default (vendorCargoDeps of
+    # the arguments) also reads `src` for .cargo/config* while evaluating,
+    # which a store that has not built the filtered source cannot do.
+    # benches/ has no .cargo/ (checked below), so the vendor directory is the
+    # same.
+    cargoVendorDir = craneLib.vendorCargoDeps { cargoLock = ../benches/Cargo.lock; };
     pname = "dbus-matrix-workspace";
     inherit (runnerToml.package) version;
     strictDeps = true;
@@ -39,5 +45,6 @@ let
     });
   };
 in
-if toolchainOk then workspace
+if builtins.pathExists ../benches/.cargo then throw "dbus-matrix: benches/.cargo/ exists: nix/workspace.nix vendors from Cargo.lock alone and would miss its config"
+else if toolchainOk then workspace
 else throw "dbus-matrix: the pinned nixpkgs has Rust ${pkgs.rustc.version}; the workspace needs >= ${minimumRust} (benches/Cargo.toml rust-version)"

@@ -8,6 +8,9 @@
 # Installs nothing. Needs on PATH (and says so, and stops, when one is missing):
 #   nix, nix-instantiate  Nix >= 2.8 (Debian: apt-get install nix-bin)
 #   deadnix, nixpkgs-fmt  cargo install --locked deadnix nixpkgs-fmt
+#   unshare, mount, setpriv, pgrep, dbus-daemon, dbus-send, dbus-broker-launch
+#                         the VM tests' script against real system buses, with
+#                         the runner and adapters built (cargo build --profile ci)
 #   git, python3, tar
 # Run as root: Nix then uses its local store directly (/nix/store is created
 # on first use; Debian's nix-bin has /nix/var/nix). No nix-daemon, no
@@ -41,6 +44,10 @@ need nix-instantiate "install Nix >= 2.8 (Debian: apt-get install nix-bin)"
 if [ "$nix_only" -eq 0 ]; then
   need deadnix "cargo install --locked deadnix (and put ~/.cargo/bin on PATH)"
   need nixpkgs-fmt "cargo install --locked nixpkgs-fmt (and put ~/.cargo/bin on PATH)"
+  # The VM tests' script against real system buses (nix/tests/vm_shim.py).
+  for tool in unshare mount setpriv pgrep dbus-daemon dbus-send dbus-broker-launch; do
+    need "$tool" "scripts/install-deps-debian.sh (util-linux, procps, dbus, dbus-broker)"
+  done
 fi
 need git "apt-get install git"
 need python3 "apt-get install python3"
@@ -106,8 +113,51 @@ lock_matches_flake() {
   "${nix_cmd[@]}" flake metadata --offline --no-update-lock-file .
 }
 
+# On a fresh store that has never seen our sources (nothing is valid in it
+# but what this evaluation adds: as on a user's first `nix flake check
+# --no-build`), with import from derivation disabled: evaluation must not
+# read a derivation's output, nor a filtered source it has not added.
 flake_check() {
-  "${nix_cmd[@]}" flake check --no-build --no-write-lock-file --offline "${stub_inputs[@]}" .
+  local store status
+  store=$(mktemp -d /var/tmp/dbus-matrix-fresh-store.XXXXXX)
+  "${nix_cmd[@]}" flake check --no-build --no-write-lock-file --offline \
+    --store "local?root=$store" --option allow-import-from-derivation false "${stub_inputs[@]}" .
+  status=$?
+  chmod -R u+w "$store" 2>/dev/null
+  rm -rf "$store"
+  return "$status"
+}
+
+# aarch64-linux is declared in `systems`: every output for it must evaluate
+# offline, as for x86_64-linux. `nix flake check --all-systems` exists from
+# Nix 2.19 on (so under nix/tests/modern-nix.sh); under older Nix this step
+# says so and the next one covers every system.
+flake_check_all_systems() {
+  if ! "${nix_cmd[@]}" flake check --help 2>/dev/null | grep -q -- --all-systems; then
+    echo "this Nix ($(nix --version)) has no --all-systems; every system is instantiated by the next step"
+    return 0
+  fi
+  local store status
+  store=$(mktemp -d /var/tmp/dbus-matrix-fresh-store.XXXXXX)
+  "${nix_cmd[@]}" flake check --all-systems --no-build --no-write-lock-file --offline \
+    --store "local?root=$store" --option allow-import-from-derivation false "${stub_inputs[@]}" .
+  status=$?
+  chmod -R u+w "$store" 2>/dev/null
+  rm -rf "$store"
+  return "$status"
+}
+
+all_outputs_instantiate() {
+  nix-instantiate --eval --strict --json --read-write-mode --option allow-import-from-derivation false -E '
+    let
+      f = import ./nix/tests/with-stubs.nix { };
+      inherit (builtins) attrNames concatMap mapAttrs;
+      drvs = kind: concatMap (system: map (name: "${kind}.${system}.${name}=" + f.${kind}.${system}.${name}.drvPath) (attrNames f.${kind}.${system})) (attrNames f.${kind});
+    in
+    drvs "packages" ++ drvs "checks" ++ drvs "devShells"
+    ++ map (s: "formatter.${s}=" + f.formatter.${s}.drvPath) (attrNames f.formatter)
+    ++ concatMap (s: map (n: "apps.${s}.${n}=" + f.apps.${s}.${n}.program) (attrNames f.apps.${s})) (attrNames f.apps)' |
+    python3 -c 'import json, sys; outs = json.load(sys.stdin); systems = sorted({o.split("=")[0].split(".")[1] for o in outs}); print(f"{len(outs)} outputs instantiated, systems {systems}")'
 }
 
 wiring() {
@@ -175,6 +225,29 @@ mutant() {
   grep -A20 "checks failed:" <<<"$err" | sed 's/^/  /'
 }
 
+# flake_check_mutant FILE SED-EXPRESSION: a copy with FILE edited must fail
+# the offline flake check (fresh store, no import from derivation) on an
+# evaluation-time read: a path that is not valid there or a derivation's
+# output.
+flake_check_mutant() {
+  local file=$1 expr=$2 tmp out status
+  tmp=$(mutated_copy "$file" "$expr") || return 1
+  out=$(cd "$tmp" && flake_check 2>&1)
+  status=$?
+  rm -rf "$tmp"
+  if [ "$status" -eq 0 ]; then
+    echo "the offline flake check PASSED on this mutant: it cannot see this defect"
+    return 1
+  fi
+  if ! grep -qE "is not valid|allow-import-from-derivation" <<<"$out"; then
+    echo "the offline flake check failed, but not on an evaluation-time read:"
+    echo "$out"
+    return 1
+  fi
+  echo "the offline flake check fails as intended:"
+  grep -E "^error" <<<"$out" | sed 's/^/  /'
+}
+
 # scanner_mutant DESCRIPTION FILE SED-EXPRESSION NEEDLE: a copy with FILE
 # edited must fail the nixpkgs-model test with a message containing NEEDLE.
 scanner_mutant() {
@@ -234,7 +307,9 @@ PY
 step "nix-instantiate --parse on every .nix file" parse_all
 step "flake sources are tracked by git" flake_files_tracked
 step "flake.lock matches flake.nix (nix flake metadata --no-update-lock-file --offline)" lock_matches_flake
-step "nix flake check --no-build against the stubs" flake_check
+step "nix flake check --no-build against the stubs, fresh store, no import from derivation" flake_check
+step "nix flake check --no-build --all-systems (Nix >= 2.19), fresh store, no import from derivation" flake_check_all_systems
+step "every output of every system instantiates (its .drv path; apps: their program's)" all_outputs_instantiate
 step "wiring tests (nix/tests/wiring.nix)" wiring
 step "wiring test on an unmutated copy" copy_passes
 step "mutant: an adapter of matrix.toml missing from the flake's packages" \
@@ -263,7 +338,7 @@ step "mutant: the wrapper does not pin busd" \
 step "mutant: every VM test on services.dbus.implementation = \"dbus\"" \
   mutant vm-tests/default.nix 's/services.dbus.implementation = bus.nixos_implementation;/services.dbus.implementation = "dbus";/'
 step "mutant: the VM checks run the whole smoke matrix again" \
-  mutant vm-tests/default.nix 's/runTimeout = 420; scenarios = checkScenarios;/runTimeout = 420; scenarios = null;/'
+  mutant vm-tests/default.nix 's/runTimeout = 120; scenarios = checkScenarios;/runTimeout = 120; scenarios = null;/'
 step "mutant: the VM checks may take an hour" \
   mutant vm-tests/default.nix 's/globalTimeout = 600;/globalTimeout = 3600;/'
 step "mutant: nix run uses the smoke profile" \
@@ -273,8 +348,20 @@ step "mutant: flake.lock pins another nixpkgs revision" \
 step "mutant: busd fetched with a checksum other than matrix.toml's" \
   mutant nix/crate-bus.nix 's/checksum = bus.crate_sha256;/checksum = "0e6f18e7709a7f361807b369196ae32d3154d023df5c84f1997593e6464a35fb";/'
 step "mutant: busd built without the Cargo.lock its .crate ships" \
-  mutant nix/crate-bus.nix '/cargoLock = /d'
-step "VM test script against a fake machine (nix/tests/vm_script_test.py)" python3 nix/tests/vm_script_test.py
+  mutant nix/crate-bus.nix '/^    cargoLock = /d'
+step "flake check mutant: busd vendored by crane's default (reads the downloaded .crate: import from derivation)" \
+  flake_check_mutant nix/crate-bus.nix '/cargoVendorDir = /d'
+step "flake check mutant: the workspace source filtered by builtins.path (not valid on a fresh store)" \
+  flake_check_mutant nix/workspace.nix 's|src = import ./source.nix { inherit lib; };|src = builtins.path { name = "source"; path = ../benches; filter = p: _: baseNameOf p != "target"; };|'
+if [ "$nix_only" -eq 0 ]; then
+  step "VM test script, unchanged, against real dbus-daemon and dbus-broker system buses as the VM's user (nix/tests/vm_script_test.py)" \
+    python3 nix/tests/vm_script_test.py
+else
+  step "VM test scripts and parameters from the flake (nix/tests/vm_script_test.py --eval-only)" \
+    python3 nix/tests/vm_script_test.py --eval-only
+fi
+step "nix run: every program the runner executes by name is on the wrapper's pinned PATH (nix/tests/wrapper_path_test.py)" \
+  python3 nix/tests/wrapper_path_test.py
 step "the flake uses only what the nixpkgs model lists (nix/tests/nixpkgs_model_test.py)" \
   python3 nix/tests/nixpkgs_model_test.py
 step "model mutant: the dev shell uses pkgs.busd again" \
@@ -294,6 +381,7 @@ if [ "$nix_only" -eq 0 ]; then
   step "nix/busd/Cargo.lock is the Cargo.lock of the .crate of matrix.toml's crate_sha256" crate_lock_matches
   step "deadnix --fail" deadnix --fail "${nix_files[@]}"
   step "nixpkgs-fmt --check" nixpkgs-fmt --check "${nix_files[@]}"
+  step "nix fmt with no arguments formats the tree (nix/tests/formatter_test.py)" python3 nix/tests/formatter_test.py
 fi
 
 echo

@@ -315,6 +315,21 @@ let
           (hasInfix "deadnix --fail" checks.deadnix.stubArgs.buildCommand)
           (hasInfix "nixpkgs-fmt --check" checks.nixpkgs-fmt.stubArgs.buildCommand)
         ]))
+        # Every GLib typelib directory a Python adapter's wrapper prefixes
+        # (what `nix run` runs) is on the nextest check's GI_TYPELIB_PATH
+        # (where the tests run the same programs from the source).
+        (c "the nextest check runs the program adapters with the wrappers' GI_TYPELIB_PATH"
+          (
+            let
+              prefixed = builtins.concatMap
+                (a:
+                  let m = builtins.match ".*--prefix GI_TYPELIB_PATH : ([^ ]+) .*" (packages.${a.id}.stubArgs.buildCommand or ""); in
+                  if m == null then [ ] else m)
+                programAdapters;
+              inCheck = builtins.filter (x: x != "") (builtins.split ":" (checks.cargo-nextest.stubArgs.GI_TYPELIB_PATH or ""));
+            in
+            prefixed != [ ] && all (d: elem d inCheck) prefixed
+          ))
         (c "devShells.default has the toolchain, daemons and tools"
           (sameSet
             (outPaths flake.devShells.${system}.default.stubArgs.packages)
@@ -332,7 +347,8 @@ let
                 "deadnix"
                 "nixpkgs-fmt"
               ]) ++ [ busdBuild.outPath ])))
-        (c "formatter is nixpkgs-fmt" (flake.formatter.${system}.outPath == pkgs.nixpkgs-fmt.outPath))
+        # What it does with no arguments is executed by nix/tests/formatter_test.py.
+        (c "formatter runs nixpkgs-fmt" (elem pkgs.nixpkgs-fmt.outPath (map (p: p.outPath) (flake.formatter.${system}.stubArgs.runtimeInputs or [ ]))))
       ];
     in
     busdChecks ++ adapterChecks ++ packageChecks ++ wrapperChecks ++ appChecks ++ vmChecks ++ otherChecks;

@@ -5,6 +5,7 @@
 let
   systems = [ "x86_64-linux" "aarch64-linux" ];
   nixpkgs = {
+    lib = import ./stub-nixpkgs/lib.nix;
     legacyPackages = builtins.listToAttrs (map
       (system: { name = system; value = import ./stub-nixpkgs/pkgs.nix { inherit system rustcVersion; }; })
       systems);

@@ -1,8 +1,76 @@
 # crane.mkLib pkgs, as far as dbus-matrix uses it. Argument names are those of
 # crane's API (lib/*.nix there); an argument not listed is an error here.
+#
+# Evaluation-time reads: this stub reads what crane reads while evaluating,
+# so that what crane cannot do offline fails here too. crane at our pin
+# (b8d87f76) is not stored; read at the nearest stored versions:
+# - lib/mkCargoDerivation.nix (16a1f9bd): every builder's
+#   `cargoVendorDir = args.cargoVendorDir or (vendorCargoDeps args)`;
+#   cargoFmt.nix (2b2b564e) sets cargoVendorDir = null;
+# - lib/vendorCargoDeps.nix (7d5b46c1): with `src`, findCargoFiles src
+#   (its .cargo/config*), and `cargoLock or (src + "/Cargo.lock")`, read
+#   (readFile) and parsed (fromTOML), even when cargoLock is given;
+# - lib/findCargoFiles.nix (2b2b564e): builtins.readDir of src, recursively;
+# - lib/buildDepsOnly.nix (263fe7c7) and lib/mkDummySrc.nix (02d34848): the
+#   dummy source reads `src.origSrc` when src is a lib.sources/lib.fileset
+#   source (_isLibCleanSourceWith), else src itself: findCargoFiles, then
+#   every Cargo.toml (cleanCargoToml reads it);
+# - lib/crateNameFromCargoToml.nix (13c6a4cd): src + "/Cargo.toml", only
+#   without pname/version (which the stub requires).
+# A derivation's output (downloadCargoPackage's) read this way is import from
+# derivation: real Nix must build it during evaluation, an error with
+# allow-import-from-derivation = false (nix/tests/run.sh sets it), and so here.
 { pkgs }:
 let
   stub = import ./stub.nix { inherit (pkgs.stdenv.hostPlatform) system; };
+
+  findCargoFiles = src:
+    let
+      walk = parentIsDotCargo: dir:
+        let entries = builtins.readDir dir; in
+        builtins.concatMap
+          (name:
+            let
+              type = entries.${name};
+              cur = dir + "/${name}";
+            in
+            if type == "directory" then walk (name == ".cargo") cur
+            else if name == "Cargo.toml" then [{ path = cur; kind = "cargoTomls"; }]
+            else if parentIsDotCargo && (name == "config" || name == "config.toml") then [{ path = cur; kind = "cargoConfigs"; }]
+            else [ ])
+          (builtins.attrNames entries);
+      found = walk false src;
+      of = kind: map (f: f.path) (builtins.filter (f: f.kind == kind) found);
+    in
+    { cargoTomls = of "cargoTomls"; cargoConfigs = of "cargoConfigs"; };
+
+  vendorCargoDeps = args:
+    let
+      cargoConfigs = if args ? src then (findCargoFiles args.src).cargoConfigs else [ ];
+      src = args.src or (throw "stub: crane.vendorCargoDeps: unable to find `src` attribute (give cargoLock or src)");
+      cargoLock = args.cargoLock or (src + "/Cargo.lock");
+      contents =
+        if builtins.pathExists cargoLock then builtins.readFile cargoLock
+        else throw "stub: crane.vendorCargoDeps: unable to find Cargo.lock at ${toString src}";
+      lock = builtins.fromTOML contents;
+      packages = lock.package or (throw "stub: crane.vendorCargoDeps: Cargo.lock missing [[package]] definitions");
+    in
+    stub.mkDrv {
+      kind = "crane.vendorCargoDeps";
+      name = "vendor-cargo-deps";
+      args = {
+        configs = map builtins.readFile cargoConfigs;
+        lockPackages = toString (builtins.length packages);
+      };
+    };
+
+  # What mkDummySrc reads of the source (buildDepsOnly).
+  dummySrcReads = src:
+    let
+      origSrc = if src ? _isLibCleanSourceWith then src.origSrc else src;
+      files = findCargoFiles origSrc;
+    in
+    builtins.deepSeq (map (p: builtins.fromTOML (builtins.readFile p)) files.cargoTomls) "read";
 
   # Common to crane's derivation builders (mkCargoDerivation passes the rest
   # on to mkDerivation; upper-case names are environment variables).
@@ -24,6 +92,7 @@ let
     "postInstall"
     "meta"
     "passthru"
+    "cargoVendorDir"
   ];
 
   builder = fn: { suffix, allowed ? [ ], required ? [ ] }: args0:
@@ -39,11 +108,15 @@ let
     stub.mkDrv {
       kind = "crane.${fn}";
       name = "${args.pname}${suffix}-${args.version}";
-      inherit args;
+      # Recorded, so instantiating the derivation forces what crane reads.
+      args = args // {
+        cargoVendorDir = if fn == "cargoFmt" then null else args.cargoVendorDir or (vendorCargoDeps args);
+      } // (if fn == "buildDepsOnly" then { stubDummySrc = dummySrcReads args.src; } else { });
       passthru = args.passthru or { };
     };
 in
 {
+  inherit vendorCargoDeps;
   buildDepsOnly = builder "buildDepsOnly" { suffix = "-deps"; };
   buildPackage = builder "buildPackage" { suffix = ""; };
   cargoBuild = builder "cargoBuild" { suffix = ""; required = [ "cargoArtifacts" ]; };

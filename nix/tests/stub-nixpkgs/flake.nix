@@ -6,6 +6,7 @@
   description = "dbus-matrix test stub: the part of nixpkgs the flake uses";
 
   outputs = _: {
+    lib = import ./lib.nix;
     legacyPackages = {
       x86_64-linux = import ./pkgs.nix { system = "x86_64-linux"; };
       aarch64-linux = import ./pkgs.nix { system = "aarch64-linux"; };
