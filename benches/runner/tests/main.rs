@@ -19,6 +19,7 @@ mod fd_passing;
 mod floor_notes;
 mod fuzz_input;
 mod history;
+mod hostile_input;
 mod html_report;
 mod idle_connections;
 mod in_flight;
