@@ -21,16 +21,19 @@ pub const LIMITS: &[(&str, u64)] = &[
 ];
 
 /// `listen` is a `unix:path=…` address; `None` when the socket is handed over
+/// or given on the command line
 /// (dbus-broker gets it as fd 3). `bus_type` is `system` or `session`.
 pub fn render(bus_type: &str, listen: Option<&str>, uid: u32, opts: &BusOptions) -> String {
-    let name_prefix = &opts.name_prefix;
+    let name_prefix = xml(&opts.name_prefix);
     let services: String = opts
         .services
         .iter()
-        .filter(|s| s.starts_with(name_prefix.as_str()))
-        .map(|s| format!("    <allow send_destination=\"{s}\"/>\n"))
+        .filter(|s| s.starts_with(opts.name_prefix.as_str()))
+        .map(|s| format!("    <allow send_destination=\"{}\"/>\n", xml(s)))
         .collect();
-    let listen = listen.map(|l| format!("  <listen>{l}</listen>\n")).unwrap_or_default();
+    let listen = listen
+        .map(|l| format!("  <listen>{}</listen>\n", xml(l)))
+        .unwrap_or_default();
     let limits: String = LIMITS
         .iter()
         .map(|(n, v)| format!("  <limit name=\"{n}\">{v}</limit>\n"))
@@ -65,6 +68,22 @@ pub fn render(bus_type: &str, listen: Option<&str>, uid: u32, opts: &BusOptions)
     )
 }
 
+/// `text` as XML character data or an attribute value: `&<>'"` escaped.
+fn xml(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '\'' => out.push_str("&apos;"),
+            '"' => out.push_str("&quot;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 pub fn write(path: &Path, text: &str) -> std::io::Result<()> {
     std::fs::write(path, text)
 }
@@ -85,5 +104,24 @@ mod tests {
         assert!(!c.contains("org.example.Other"), "only benchmark names may be called");
         assert!(c.contains(r#"<limit name="max_match_rules_per_connection">20000</limit>"#));
         assert!(!super::render("session", None, 0, &opts).contains("<listen>"));
+    }
+
+    #[test]
+    fn config_values_are_xml_escaped() {
+        let opts = crate::BusOptions {
+            name_prefix: "a&b".into(),
+            services: vec!["a&b.<x>'\"".into()],
+            ..Default::default()
+        };
+        let c = super::render("system", Some("unix:path=/t&<>'\"/bus"), 1000, &opts);
+        assert!(
+            c.contains("<listen>unix:path=/t&amp;&lt;&gt;&apos;&quot;/bus</listen>"),
+            "{c}"
+        );
+        assert!(c.contains(r#"<allow own_prefix="a&amp;b"/>"#), "{c}");
+        assert!(
+            c.contains(r#"<allow send_destination="a&amp;b.&lt;x&gt;&apos;&quot;"/>"#),
+            "{c}"
+        );
     }
 }

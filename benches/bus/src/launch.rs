@@ -172,7 +172,7 @@ pub(crate) fn start(kind: BusKind, opts: &BusOptions) -> Result<RunningBus, BusE
     // Removed on drop: by any early return below, as by the bus's teardown.
     let dir = PrivateDir::create(kind.id())?;
     let socket = dir.path().join("bus");
-    let address = format!("unix:path={}", socket.display());
+    let address = harness::address::unix_path(&socket);
     // SAFETY: getuid/geteuid cannot fail.
     let (uid, euid) = unsafe { (libc::getuid(), libc::geteuid()) };
     let log = Arc::new(Mutex::new(String::new()));
@@ -184,14 +184,19 @@ pub(crate) fn start(kind: BusKind, opts: &BusOptions) -> Result<RunningBus, BusE
     let mut _listener = None;
     match kind {
         BusKind::DbusDaemon | BusKind::Busd => {
-            text = config::render("system", Some(&address), uid, opts);
+            // busd gets its address on the command line (see busd_listen_address).
+            let listen = (kind == BusKind::DbusDaemon).then_some(address.as_str());
+            text = config::render("system", listen, uid, opts);
             config::write(&config_path, &text)?;
             cmd = Command::new(&program);
             if kind == BusKind::DbusDaemon {
                 cmd.arg(format!("--config-file={}", config_path.display()))
                     .arg("--nofork");
             } else {
-                cmd.arg("--config").arg(&config_path);
+                cmd.arg("--config")
+                    .arg(&config_path)
+                    .arg("--address")
+                    .arg(busd_listen_address(&socket)?);
             }
         }
         BusKind::DbusBroker => {
@@ -203,8 +208,10 @@ pub(crate) fn start(kind: BusKind, opts: &BusOptions) -> Result<RunningBus, BusE
                 source,
             };
             let listener = UnixListener::bind(&socket).map_err(|e| bind_error(&socket, e))?;
-            // The journal socket dbus-broker insists on, readable by us.
-            let journal_dir = dir.path().join("journal");
+            // The journal socket dbus-broker insists on, readable by us. A short
+            // directory name: this socket (107 bytes of path allowed) then never
+            // limits $TMPDIR more than the bus socket (99, libdbus) does.
+            let journal_dir = dir.path().join("j");
             std::fs::create_dir(&journal_dir)?;
             let journal_socket = journal_dir.join("socket");
             let journal = UnixDatagram::bind(&journal_socket).map_err(|e| bind_error(&journal_socket, e))?;
@@ -218,25 +225,23 @@ pub(crate) fn start(kind: BusKind, opts: &BusOptions) -> Result<RunningBus, BusE
                     }
                 }
             });
-            // Inside a private mount namespace: a tmpfs over /run hides the
-            // host's /run from the broker and gives it /run/systemd/journal.
-            // unshare --user clears the parent-death signal set below, so the
-            // launcher sets it again (setpriv execs: same process, our child);
-            // the launcher gives the broker its own.
-            let script = format!(
-                "set -e; mount -t tmpfs -o mode=0755 dbus-matrix /run; mkdir -p /run/systemd/journal; \
-                 mount --bind '{journal}' /run/systemd/journal; \
-                 if command -v setpriv >/dev/null; then set -- setpriv --pdeathsig KILL --; else set --; fi; \
-                 LISTEN_PID=$$ exec \"$@\" '{program}' --scope user --config-file '{config}'",
-                journal = journal_dir.display(),
-                program = program.display(),
-                config = config_path.display(),
-            );
             cmd = Command::new("unshare");
             if euid != 0 {
                 cmd.arg("--user").arg("--map-root-user");
             }
-            cmd.args(["--mount", "--propagation", "private", "sh", "-c", &script]);
+            // The script is constant; the paths are its arguments, never its text.
+            cmd.args([
+                "--mount",
+                "--propagation",
+                "private",
+                "sh",
+                "-c",
+                BROKER_LAUNCHER,
+                "dbus-matrix",
+            ])
+            .arg(&journal_dir)
+            .arg(&program)
+            .arg(&config_path);
             cmd.env("LISTEN_FDS", "1").env("DBUS_SESSION_BUS_ADDRESS", &address);
             let fd = listener.as_raw_fd();
             // SAFETY: dup2 and fcntl are async-signal-safe; they leave the socket at fd 3
@@ -286,6 +291,39 @@ pub(crate) fn start(kind: BusKind, opts: &BusOptions) -> Result<RunningBus, BusE
     drop(_listener); // the daemon holds its own copy now
     Ok(bus)
 }
+
+/// busd's `--address`: busd 0.6.1 takes the path of an address literally
+/// (`%20` stays `%20`, where dbus-daemon reads a space), so it gets the path
+/// unescaped, and on its command line: a config's `<listen>` it escapes
+/// once more before using it, so no escaped byte survives there. Only `,`
+/// and `;`, which end an address's value, cannot be said to it at all.
+fn busd_listen_address(socket: &Path) -> Result<String, BusError> {
+    match socket.to_str() {
+        Some(path) if !path.contains([',', ';']) => Ok(format!("unix:path={path}")),
+        _ => Err(BusError::Io(format!(
+            "busd cannot listen on {}: it reads a listen address's path unescaped, so the path must be \
+             UTF-8 without `,` or `;` (set TMPDIR to another directory)",
+            socket.display()
+        ))),
+    }
+}
+
+/// What runs dbus-broker-launch inside its private mount namespace, as
+/// `sh -c BROKER_LAUNCHER dbus-matrix JOURNAL_DIR PROGRAM CONFIG`: a tmpfs
+/// over /run hides the host's /run from the broker and gives it
+/// /run/systemd/journal. unshare --user clears the parent-death signal the
+/// runner set, so the launcher sets it again (setpriv execs: same process,
+/// our child); the launcher gives the broker its own. `LISTEN_PID` is the
+/// shell's pid, which exec keeps. The paths reach the shell only as
+/// arguments ("$1"...): whatever bytes $TMPDIR holds, the shell never
+/// parses them.
+const BROKER_LAUNCHER: &str = r#"set -e
+mount -t tmpfs -o mode=0755 dbus-matrix /run
+mkdir -p /run/systemd/journal
+mount --bind "$1" /run/systemd/journal
+program=$2 config=$3
+if command -v setpriv >/dev/null; then set -- setpriv --pdeathsig KILL --; else set --; fi
+LISTEN_PID=$$ exec "$@" "$program" --scope user --config-file "$config""#;
 
 /// Waits until Hello is answered, the daemon exits, or the timeout passes.
 fn wait_ready(bus: &mut RunningBus, timeout: Duration) -> Result<(), BusError> {

@@ -9,7 +9,7 @@
 //! |---|---|
 //! | dbus-daemon | `dbus-daemon --config-file=GENERATED --nofork` |
 //! | dbus-broker | `unshare --mount` (plus `--user --map-root-user` when not root) running `dbus-broker-launch --scope user --config-file GENERATED` (under `setpriv --pdeathsig KILL`, which `unshare --user` makes necessary), with the listening socket as fd 3 (`LISTEN_FDS=1`, `LISTEN_PID`) and a journald socket bind-mounted at /run/systemd/journal/socket inside the private mount namespace |
-//! | busd | `busd --config GENERATED` |
+//! | busd | `busd --config GENERATED --address unix:path=SOCKET` (the path unescaped: busd 0.6.1 reads it literally) |
 //!
 //! The generated config (see [`config::render`]) is system-bus-like: EXTERNAL
 //! auth only, a policy that lets the invoking user connect and own only names
@@ -185,6 +185,26 @@ fn is_executable(p: &Path) -> bool {
     p.metadata()
         .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
         .unwrap_or(false)
+}
+
+/// The bytes a Unix socket's path may have: `sun_path` holds 108, its NUL
+/// included, and libdbus (dbus-daemon, every libdbus-based adapter) allows
+/// 99 (`_DBUS_MAX_SUN_PATH_LENGTH`, "Socket name too long").
+pub const SOCKET_PATH_MAX: usize = 99;
+
+/// The longest socket path a bus of `kind` started by this process can have
+/// (its directory's counter given 6 digits): the listening socket, which
+/// clients (libdbus among them) connect to. dbus-broker's journal socket,
+/// `j/socket` beside it, is bound by us alone: its 107 bytes allow more.
+pub fn longest_socket_path(kind: BusKind) -> PathBuf {
+    private_dir::base()
+        .join(format!(
+            "{}{}-{}-999999",
+            private_dir::PREFIX,
+            kind.id(),
+            std::process::id()
+        ))
+        .join("bus")
 }
 
 /// Starts a private bus of `kind` and waits until it answers Hello.

@@ -38,7 +38,7 @@ impl PrivateDir {
         // Never reuse a name within the process: a directory seen as removed
         // must not come back as another's.
         static NEXT: AtomicU32 = AtomicU32::new(0);
-        let base = std::env::temp_dir();
+        let base = base();
         for _ in 0..1000 {
             let n = NEXT.fetch_add(1, Ordering::Relaxed);
             let path = base.join(format!("{PREFIX}{what}-{}-{n}", std::process::id()));
@@ -81,6 +81,14 @@ impl Drop for PrivateDir {
             live.retain(|p| p != &self.path);
         }
     }
+}
+
+/// Where the directories are made: the temporary directory, absolute (a
+/// relative $TMPDIR is taken from the working directory now), so a path we
+/// hand to another program never begins with `-`.
+pub fn base() -> PathBuf {
+    let tmp = std::env::temp_dir();
+    std::path::absolute(&tmp).unwrap_or(tmp)
 }
 
 /// Creates the locked lock file in `dir`.

@@ -421,11 +421,11 @@ impl Transport {
         }
     }
 
-    /// `unix:path=…` for both kinds.
+    /// `unix:path=…` for both kinds, escaped as the specification says ([`crate::address`]).
     pub fn address(&self) -> String {
         match self {
             Transport::Bus { address, .. } => address.clone(),
-            Transport::P2p { socket } => format!("unix:path={}", socket.display()),
+            Transport::P2p { socket } => crate::address::unix_path(socket),
         }
     }
 }

@@ -13,6 +13,7 @@
 //! - [`digest`], [`alloc`]: field digests and the counting allocator.
 
 pub mod adapter;
+pub mod address;
 pub mod alloc;
 pub mod cli;
 pub mod contract;

@@ -46,6 +46,16 @@ def _check_signature(msg, expected):
             name=service.INVALID_ARGS)
 
 
+
+def _p2p_address(socket):
+    """`unix:path=SOCKET`, escaped as the D-Bus specification says (libdbus
+    refuses a space): every byte outside [-0-9A-Za-z_/.\\*] as %XX."""
+    safe = b"-_/.\\*"
+    return "unix:path=" + "".join(
+        chr(b) if (chr(b).isascii() and chr(b).isalnum()) or b in safe else "%%%02X" % b
+        for b in os.fsencode(socket)
+    )
+
 class Bench(dbus.service.Object):
     """The benchmark service on one connection (dbus-python's object server)."""
 
@@ -281,7 +291,7 @@ class DbusPython:
 
     def _connect(self, t):
         if t["kind"] == "p2p":
-            return dbus.connection.Connection(t.get("address") or "unix:path=" + t["socket"])
+            return dbus.connection.Connection(_p2p_address(t["socket"]))
         return dbus.bus.BusConnection(t["address"])
 
     def idle_connection(self, t):
@@ -290,7 +300,7 @@ class DbusPython:
 
     def serve(self, t, ready):
         if t["kind"] == "p2p":
-            server = PeerServer("unix:path=" + t["socket"])  # noqa: F841 (kept alive by the loop)
+            server = PeerServer(_p2p_address(t["socket"]))  # noqa: F841 (kept alive by the loop)
         else:
             conn = self._connect(t)
             owned = conn.request_name(t["service_name"], dbus.bus.NAME_FLAG_DO_NOT_QUEUE)

@@ -61,7 +61,11 @@ static int transport(transport_t *t, int needed) {
     memset(t, 0, sizeof *t);
     if (p) {
         if (a || s || n) usage("--p2p-socket cannot be used with --bus-address, --bus-socket or --service-name");
-        snprintf(p2p_address, sizeof p2p_address, "unix:path=%s", p);
+        /* Escaped as the specification says: a space in $TMPDIR is not an address's end. */
+        char *escaped = dbus_address_escape_value(p);
+        if (!escaped) usage("out of memory escaping the --p2p-socket path");
+        snprintf(p2p_address, sizeof p2p_address, "unix:path=%s", escaped);
+        dbus_free(escaped);
         t->p2p = 1, t->socket = p, t->address = p2p_address, t->service_name = "";
         return 1;
     }

@@ -79,6 +79,9 @@ pub fn check(opts: &Options, interrupted: &AtomicBool) -> Result<InteropTable> {
             bail!("--checks: {s:?} is not a client-server IPC scenario");
         }
     }
+    if let Some(id) = &opts.reference {
+        crate::roles::check_reference(opts.matrix, "--reference", id)?;
+    }
     let selected: Vec<&AdapterEntry> = opts
         .matrix
         .select_adapters(&opts.adapters)?
@@ -109,6 +112,7 @@ pub fn check(opts: &Options, interrupted: &AtomicBool) -> Result<InteropTable> {
         .next()
         .expect("one bus selected");
     let scratch = Scratch::new("interop")?;
+    crate::run::check_socket_room(&[bus], &involved, scratch.path())?;
     let mut parties = Vec::new();
     // Every missing binary named at once, before any adapter is asked.
     let binaries = adapters::binaries(&opts.bin_dir, &involved)?;

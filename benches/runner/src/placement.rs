@@ -24,7 +24,8 @@ impl Placement {
         if spec == "none" {
             return Ok(p);
         }
-        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        // The CPUs this process may use (taskset, a container), not their count.
+        let allowed = allowed_cpus();
         for part in spec.split(',') {
             let (role, cpu) = part
                 .split_once('=')
@@ -42,8 +43,11 @@ impl Placement {
                 .trim()
                 .parse()
                 .with_context(|| format!("{cpu:?} is not a CPU number"))?;
-            if cpu >= cpus {
-                bail!("CPU {cpu} does not exist here ({cpus} CPUs: 0..{})", cpus - 1);
+            if let Some(allowed) = allowed.as_deref().filter(|a| !a.contains(&cpu)) {
+                bail!(
+                    "CPU {cpu} is not one this process may run on (allowed: {})",
+                    describe_cpus(allowed)
+                );
             }
             *slot = Some(cpu);
         }
@@ -124,6 +128,19 @@ impl PlacementPolicy {
             }
         }
     }
+}
+
+/// CPUs as `Cpus_allowed_list` writes them: `0-3,8`.
+fn describe_cpus(cpus: &[usize]) -> String {
+    let mut ranges: Vec<(usize, usize)> = Vec::new();
+    for &c in cpus {
+        match ranges.last_mut() {
+            Some((_, end)) if *end + 1 == c => *end = c,
+            _ => ranges.push((c, c)),
+        }
+    }
+    let one = |&(a, b): &(usize, usize)| if a == b { a.to_string() } else { format!("{a}-{b}") };
+    ranges.iter().map(one).collect::<Vec<_>>().join(",")
 }
 
 /// The CPUs this process may run on (a container or `taskset` may allow
@@ -231,6 +248,13 @@ mod tests {
                 "two workers on one CPU"
             );
         }
+    }
+
+    #[test]
+    fn cpu_lists_are_written_as_the_kernel_writes_them() {
+        assert_eq!(describe_cpus(&[0, 1, 2, 3, 8]), "0-3,8");
+        assert_eq!(describe_cpus(&[1]), "1");
+        assert_eq!(describe_cpus(&[0, 2, 3]), "0,2-3");
     }
 
     #[test]

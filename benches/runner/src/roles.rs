@@ -52,9 +52,15 @@ pub fn check_profile(name: &str, p: &Profile) -> Result<()> {
 /// of the matrix.
 pub fn check_config(m: &Matrix) -> Result<()> {
     let Some(r) = &m.roles else { return Ok(()) };
-    match m.adapters.iter().find(|a| a.id == r.reference) {
-        None => bail!("[roles] reference {:?} is not an adapter of the matrix", r.reference),
-        Some(a) if a.baseline => bail!("[roles] reference {:?} is a baseline without IPC", r.reference),
+    check_reference(m, "[roles] reference", &r.reference)
+}
+
+/// A reference (`what`: where it was given) must be a library adapter of
+/// the matrix: checked whenever one is given, whether or not it is used.
+pub fn check_reference(m: &Matrix, what: &str, id: &str) -> Result<()> {
+    match m.adapters.iter().find(|a| a.id == id) {
+        None => bail!("{what} {id:?} is not an adapter of the matrix"),
+        Some(a) if a.baseline => bail!("{what} {id:?} is a baseline without IPC"),
         Some(_) => Ok(()),
     }
 }
@@ -79,19 +85,16 @@ impl RoleSelection {
         };
         chosen.sort();
         chosen.dedup();
+        if let Some(id) = reference {
+            // Also when no role uses it: a wrong --reference is a mistake either way.
+            check_reference(m, "--reference", id)?;
+        }
         let reference = reference
             .map(str::to_string)
             .or_else(|| m.roles.as_ref().map(|r| r.reference.clone()));
         let apart = chosen.iter().any(|r| !r.is_same());
-        if apart {
-            let Some(id) = &reference else {
-                bail!("roles client and server need a reference adapter: matrix.toml [roles] reference, or --reference")
-            };
-            match m.adapters.iter().find(|a| &a.id == id) {
-                None => bail!("--reference {id:?} is not an adapter of the matrix"),
-                Some(a) if a.baseline => bail!("--reference {id:?} is a baseline without IPC"),
-                Some(_) => {}
-            }
+        if apart && reference.is_none() {
+            bail!("roles client and server need a reference adapter: matrix.toml [roles] reference, or --reference")
         }
         let scenarios = match &profile.role_scenarios {
             Some(s) => s.clone(),

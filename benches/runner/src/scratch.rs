@@ -31,7 +31,7 @@ impl Scratch {
 /// temporary directory, saying so on stderr. A live run's directories are kept.
 pub fn remove_dead_runs() {
     for dir in bus::private_dir::remove_dead(&std::env::temp_dir()) {
-        eprintln!("removed {}: left by a dbus-matrix process that is gone", dir.display());
+        crate::output::errln!("removed {}: left by a dbus-matrix process that is gone", dir.display());
     }
 }
 

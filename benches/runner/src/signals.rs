@@ -55,7 +55,9 @@ pub fn install(stops_cleanly: bool) -> Arc<AtomicBool> {
 /// Ends the process with 130 without waiting for the main thread.
 fn exit_now(was_stopping: bool) -> ! {
     if was_stopping {
-        eprintln!("interrupted again: stopping now");
+        // Not eprintln!: with stderr full it panics, and this thread would die
+        // without ending the process.
+        crate::output::errln!("interrupted again: stopping now");
     }
     bus::private_dir::remove_live();
     // SAFETY: _exit ends the process at once; no destructor of another thread

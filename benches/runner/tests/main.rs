@@ -20,6 +20,7 @@ mod floor_notes;
 mod fuzz_input;
 mod history;
 mod host_build;
+mod hostile_input;
 mod html_report;
 mod idle_connections;
 mod in_flight;

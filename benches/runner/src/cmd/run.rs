@@ -2,9 +2,10 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use anyhow::{Context as _, Result};
+use anyhow::{bail, Context as _, Result};
 
 use super::{exit_code, Context, EXIT_CELL_FAILED, EXIT_INTERRUPTED};
 use crate::interop::Pairs;
@@ -92,9 +93,28 @@ pub struct Args {
 }
 
 pub fn exec(args: Args, ctx: &Context) -> Result<ExitCode> {
+    // clap's `requires` gives way when an argument that conflicts with
+    // --resume (--out) is present: checked here too.
+    if args.resume.is_none() && (args.force || !args.rerun.is_empty()) {
+        bail!("--rerun and --force need --resume FILE (they change how a results file is resumed)");
+    }
     crate::scratch::remove_dead_runs();
+    let matrix = ctx.load_matrix()?;
+    if args.interop == Some(Pairs::Reference) && args.resume.is_none() {
+        // Checked before any cell: after_run would find no reference only at the end.
+        match args
+            .reference
+            .as_deref()
+            .or(matrix.roles.as_ref().map(|r| r.reference.as_str()))
+        {
+            Some(id) => crate::roles::check_reference(&matrix, "--reference", id)?,
+            None => {
+                bail!("--interop reference needs a reference adapter: matrix.toml [roles] reference, or --reference")
+            }
+        }
+    }
     let opts = run::RunOptions {
-        matrix: ctx.load_matrix()?,
+        matrix,
         profile: args.profile,
         adapters: args.adapters,
         scenarios: args.scenarios,
@@ -128,9 +148,16 @@ pub fn exec(args: Args, ctx: &Context) -> Result<ExitCode> {
     }
     let mut summary = run::run(opts, ctx.interrupted.clone())?;
     let mut interop_passed = true;
+    let mut interop_interrupted = false;
     if let (Some(pairs), false) = (args.interop, summary.interrupted) {
-        let table = super::interop::after_run(&mut summary.results, &summary.path, pairs, args.reference, ctx)?;
-        interop_passed = table.pairs.iter().all(|p| p.passed());
+        match super::interop::after_run(&mut summary.results, &summary.path, pairs, args.reference, ctx) {
+            Ok(table) => interop_passed = table.pairs.iter().all(|p| p.passed()),
+            // Whatever failed once the signal came (a check's process killed,
+            // the bus stopped) is the interruption: the cells are kept as in any
+            // interrupted run.
+            Err(_) if ctx.interrupted().load(Ordering::SeqCst) => interop_interrupted = true,
+            Err(e) => return Err(e),
+        }
     }
     out!("{}", export::markdown::render(&summary.results))?;
     let failed = summary.failed();
@@ -149,6 +176,15 @@ pub fn exec(args: Args, ctx: &Context) -> Result<ExitCode> {
         summary.results.cells.len(),
         failed.len()
     );
+    if interop_interrupted {
+        errln!(
+            "interrupted during the interop check: every cell is in {}; check the pairs with \
+             `dbus-matrix interop --into {}`",
+            summary.path.display(),
+            summary.path.display()
+        );
+        return Ok(ExitCode::from(EXIT_INTERRUPTED));
+    }
     if summary.interrupted {
         errln!(
             "interrupted: finish with `dbus-matrix run --resume {}`",

@@ -39,15 +39,43 @@ pub const SYSTEM_BUS: &str = "system";
 fn system_bus() -> anyhow::Result<(String, PathBuf)> {
     let address =
         std::env::var("DBUS_SYSTEM_BUS_ADDRESS").unwrap_or_else(|_| "unix:path=/run/dbus/system_bus_socket".into());
-    let socket = address
-        .split(',')
-        .find_map(|part| part.strip_prefix("unix:path="))
-        .map(PathBuf::from)
+    let socket = harness::address::unix_path_of(&address)
         .with_context(|| format!("the system bus address {address:?} is not a unix:path= address"))?;
     if !socket.exists() {
         bail!("there is no system bus socket at {}", socket.display());
     }
     Ok((address, socket))
+}
+
+/// Checks, once and before any cell, that the Unix sockets the IPC cells on
+/// `buses` will have fit in `sun_path`: the bus daemons' (in the temporary
+/// directory) and the peer-to-peer servers' (in `scratch`, the run's
+/// directory). A deep $TMPDIR would otherwise fail every IPC cell, one by one.
+pub fn check_socket_room(buses: &[&BusEntry], adapters: &[&AdapterEntry], scratch: &Path) -> anyhow::Result<()> {
+    let longest_package = adapters.iter().map(|a| a.package.as_str()).max_by_key(|p| p.len());
+    let paths = buses.iter().filter_map(|b| match b.id.as_str() {
+        "p2p" => longest_package.map(|p| scratch.join(format!("bus-{}", b.id)).join(format!("{p}.sock"))),
+        SYSTEM_BUS => None,
+        id => id.parse().ok().map(bus::longest_socket_path),
+    });
+    let Some(longest) = paths.max_by_key(|p| p.as_os_str().len()) else {
+        return Ok(());
+    };
+    let len = longest.as_os_str().len();
+    if len > bus::SOCKET_PATH_MAX {
+        let tmp = bus::private_dir::base();
+        let tmp_len = tmp.as_os_str().len();
+        bail!(
+            "$TMPDIR is too long for the Unix sockets of IPC cells: {} would be {len} bytes, over the {} \
+             that libdbus allows in a socket address (sun_path holds 107); set TMPDIR to a directory of \
+             at most {} bytes (now {tmp_len}: {})",
+            longest.display(),
+            bus::SOCKET_PATH_MAX,
+            tmp_len.saturating_sub(len - bus::SOCKET_PATH_MAX),
+            tmp.display()
+        );
+    }
+    Ok(())
 }
 
 /// One bus id's worth of infrastructure for a run.

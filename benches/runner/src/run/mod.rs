@@ -32,7 +32,7 @@ use crate::roles::RoleSelection;
 use crate::scratch::Scratch;
 use crate::{adapters, environment, instructions, progress, store};
 
-pub use bus_session::BusSession;
+pub use bus_session::{check_socket_room, BusSession};
 pub use resume::ResumeRequest;
 
 /// The options of `run` as given; a resumed run replaces the selection and
@@ -151,6 +151,13 @@ pub fn run(mut opts: RunOptions, interrupted: Arc<AtomicBool>) -> Result<RunSumm
         None
     };
     let scratch = Scratch::new("run")?;
+    let has_ipc_cells = scenarios.iter().any(|s| {
+        let op = harness::scenario::find(&s.id).and_then(|sc| sc.ipc_op());
+        op.is_some_and(|op| !matches!(op, harness::ipc::IpcOp::RawSocket(_)))
+    });
+    if has_ipc_cells {
+        bus_session::check_socket_room(&buses, &involved, scratch.path())?;
+    }
 
     let (mut results, new_stem) = match &resumed {
         Some(r) => (r.results.clone(), None),
