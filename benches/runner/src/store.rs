@@ -67,7 +67,8 @@ fn stale_temp_pid(name: &[u8]) -> Option<i32> {
 
 fn process_alive(pid: i32) -> bool {
     // SAFETY: signal 0 only checks that the process exists.
-    unsafe { libc::kill(pid, 0) == 0 || *libc::__errno_location() != libc::ESRCH }
+    let exists = unsafe { libc::kill(pid, 0) } == 0;
+    exists || std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
 }
 
 /// Takes the write lock of an existing results file that is about to be
@@ -234,6 +235,26 @@ mod tests {
             buses: Vec::new(),
             cells: Vec::new(),
             interop: None,
+        }
+    }
+
+    #[test]
+    fn temp_file_names_give_their_writer() {
+        assert_eq!(super::stale_temp_pid(b".r.json.tmp-12"), Some(12));
+        assert_eq!(super::stale_temp_pid(b".a.tmp-b.json.tmp-7"), Some(7));
+        for not_ours in [
+            &b"r.json.tmp-12"[..],
+            b".r.json.lock",
+            b".r.json.tmp-",
+            b".r.json.tmp-1x",
+            b"..tmp-3",
+        ] {
+            assert_eq!(
+                super::stale_temp_pid(not_ours),
+                None,
+                "{}",
+                String::from_utf8_lossy(not_ours)
+            );
         }
     }
 
