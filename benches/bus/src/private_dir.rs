@@ -42,8 +42,16 @@ impl PrivateDir {
         for _ in 0..1000 {
             let n = NEXT.fetch_add(1, Ordering::Relaxed);
             let path = base.join(format!("{PREFIX}{what}-{}-{n}", std::process::id()));
-            if DirBuilder::new().mode(0o700).create(&path).is_err() {
-                continue;
+            match DirBuilder::new().mode(0o700).create(&path) {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+                // Another name would fail the same way: say why now (the OS's reason).
+                Err(e) => {
+                    return Err(io::Error::new(
+                        e.kind(),
+                        format!("cannot create a private directory in {}: {e}", base.display()),
+                    ))
+                }
             }
             let lock = match lock_in(&path) {
                 Ok(lock) => lock,
@@ -146,13 +154,41 @@ pub fn remove_dead(base: &Path) -> Vec<PathBuf> {
             continue;
         }
         let Ok(lock) = File::open(path.join(LOCK)) else {
-            continue; // not one of ours, or made by a version without locks
+            // Not one of ours, made by a version without locks, or killed
+            // while being created (before its lock was in place).
+            if killed_while_created(&path) && std::fs::remove_dir_all(&path).is_ok() {
+                removed.push(path);
+            }
+            continue;
         };
         if try_flock(&lock).is_ok() && std::fs::remove_dir_all(&path).is_ok() {
             removed.push(path);
         }
     }
     removed
+}
+
+/// A directory whose creator died before its lock was in place: it holds
+/// nothing but (maybe) the lock file being prepared, and the pid in its
+/// name (`{PREFIX}{what}-{pid}-{n}`) is no process's.
+fn killed_while_created(path: &Path) -> bool {
+    let pending = format!("{LOCK}.new");
+    let only_pending = std::fs::read_dir(path).is_ok_and(|entries| {
+        entries
+            .flatten()
+            .all(|e| e.file_name().to_str() == Some(pending.as_str()))
+    });
+    let pid = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .and_then(|n| n.rsplit('-').nth(1))
+        .and_then(|p| p.parse::<libc::pid_t>().ok())
+        .filter(|p| *p > 0);
+    // SAFETY: signal 0 only checks that the process exists.
+    let dead = pid.is_some_and(
+        |p| unsafe { libc::kill(p, 0) } != 0 && io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH),
+    );
+    only_pending && dead
 }
 
 #[cfg(test)]
@@ -178,5 +214,29 @@ mod tests {
         let kept = live.path().to_path_buf();
         drop(live);
         assert!(!kept.exists());
+    }
+
+    /// Killed while created: only `.owner-lock.new`, or nothing, in the
+    /// directory of a dead pid. A live pid's is kept.
+    #[test]
+    fn a_directory_killed_while_created_is_removed() {
+        let base = std::env::temp_dir().join(format!("private-dir-test-base-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        std::fs::create_dir_all(&base).unwrap();
+        // A pid that is no process's: past the kernel's limit.
+        let dead_pid = 4_194_305;
+        let dead = base.join(format!("{PREFIX}run-{dead_pid}-0"));
+        std::fs::create_dir_all(&dead).unwrap();
+        std::fs::write(dead.join(format!("{LOCK}.new")), b"").unwrap();
+        let empty = base.join(format!("{PREFIX}run-{dead_pid}-1"));
+        std::fs::create_dir_all(&empty).unwrap();
+        let live = base.join(format!("{PREFIX}run-{}-0", std::process::id()));
+        std::fs::create_dir_all(&live).unwrap();
+        std::fs::write(live.join(format!("{LOCK}.new")), b"").unwrap();
+        let mut removed = remove_dead(&base);
+        removed.sort();
+        assert_eq!(removed, [dead.clone(), empty.clone()]);
+        assert!(live.is_dir(), "a live process's directory was removed");
+        let _ = std::fs::remove_dir_all(&base);
     }
 }

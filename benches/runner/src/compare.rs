@@ -43,6 +43,9 @@ pub enum Verdict {
     Broken,
     /// In OLD, not in NEW (a vanished library or scenario).
     Missing,
+    /// Was ok, now unsupported: no longer measured (fails the gate as
+    /// `missing` does).
+    Dropped,
     Regressed,
     Improved,
     Unchanged,
@@ -113,9 +116,10 @@ impl Comparison {
     }
 
     /// Whether the gate passes: no regression, no broken cell, and no
-    /// missing cell unless allowed.
+    /// missing or dropped cell unless allowed.
     pub fn passes(&self) -> bool {
-        self.regressions() == 0 && (self.allow_missing || self.count(Verdict::Missing) == 0)
+        self.regressions() == 0
+            && (self.allow_missing || self.count(Verdict::Missing) + self.count(Verdict::Dropped) == 0)
     }
 
     pub fn count(&self, v: Verdict) -> usize {
@@ -194,6 +198,9 @@ fn compare_cell(key: &CellKey, old: Option<&Cell>, new: Option<&Cell>, opts: &Co
     };
     out.verdict = match (&o.outcome, &n.outcome) {
         (Outcome::Ok(_), Outcome::Failed { .. }) => Verdict::Broken,
+        // Decided before (unsupported), failing now: something broke.
+        (Outcome::Unsupported { .. }, Outcome::Failed { .. }) => Verdict::Broken,
+        (Outcome::Ok(_), Outcome::Unsupported { .. }) => Verdict::Dropped,
         (Outcome::Failed { .. }, Outcome::Ok(_)) => Verdict::Fixed,
         (Outcome::Ok(om), Outcome::Ok(nm)) => {
             out.wall_median_ns = Some(wall_metric(&om.wall, &nm.wall, opts));
@@ -304,6 +311,7 @@ fn verdict_word(v: Verdict) -> &'static str {
     match v {
         Verdict::Broken => "**broken**",
         Verdict::Missing => "**missing**",
+        Verdict::Dropped => "**dropped**",
         Verdict::Regressed => "**regressed**",
         Verdict::Improved => "improved",
         Verdict::Unchanged => "unchanged",
@@ -326,10 +334,14 @@ pub fn markdown(c: &Comparison) -> String {
     );
     let _ = writeln!(
         s,
-        "{} regressed or broken, {} missing{}, {} improved or fixed, {} unchanged, {} changed status; threshold {:.1}%, \
+        "{} regressed or broken, {} missing{}{}, {} improved or fixed, {} unchanged, {} changed status; threshold {:.1}%, \
          Mann-Whitney U at α = {} on per-sample wall times, instruction counts compared exactly.\n",
         c.regressions(),
         c.count(Verdict::Missing),
+        match c.count(Verdict::Dropped) {
+            0 => String::new(),
+            n => format!(", {n} dropped (ok, now unsupported)"),
+        },
         if c.allow_missing { " (allowed)" } else { "" },
         c.count(Verdict::Improved) + c.count(Verdict::Fixed),
         c.count(Verdict::Unchanged),

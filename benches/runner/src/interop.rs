@@ -88,6 +88,9 @@ pub fn check(opts: &Options, interrupted: &AtomicBool) -> Result<InteropTable> {
         .into_iter()
         .filter(|a| !a.baseline)
         .collect();
+    if selected.is_empty() {
+        bail!("--adapters selects no library (the baseline never takes part): there is no pair to check");
+    }
     let mut involved = selected.clone();
     let reference = match opts.pairs {
         Pairs::All => None,

@@ -2,12 +2,13 @@
 //!
 //! Exit status (a closed stdout is not an error: the output stops, the status
 //! stays the command's own): 0 success; 1 a cell failed (run), verification failed, or a significant
-//! regression, a broken or a `missing` cell (compare, unless --allow-missing), or a spread
+//! regression, a broken, `missing` or `dropped` cell (compare, unless --allow-missing), or a spread
 //! above --fail-above (spread);
 //! 2 bad input (usage, a value out of range, matrix.toml, results file, a
 //! `--resume` file without a plan or of another setup without --force, missing
 //! binary, an adapter binary that is another adapter or the runner itself, no
-//! loadable file for history, a failed build in build-times);
+//! loadable file for history, a failed build in build-times, a results file
+//! another process is writing, a selection that checks nothing);
 //! 130 interrupted by SIGINT, SIGTERM or SIGHUP (the results file keeps the finished cells).
 //!
 //! Signals ([`signals`]): `run` and `build-times` stop cleanly on the first

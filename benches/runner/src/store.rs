@@ -2,25 +2,119 @@
 //! rename, fsync of the directory), so a results file is always valid, even
 //! if the runner is killed while writing; a failed write (a full disk)
 //! removes its temp file. A new file's name is taken with an exclusive
-//! create, so two runs never share a file.
+//! create, so two runs never share a file. Whoever writes a file holds
+//! its write lock ([`lock`]); temp files of writers that died (SIGKILL) are
+//! removed by the next writer or reader in the directory.
+
+mod lock;
+mod validate;
 
 use std::fs::{File, OpenOptions};
 use std::io::{ErrorKind, Write};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use harness::results::{ResultsFile, FORMAT_NAME, SCHEMA_VERSION};
 
-pub fn write_atomic(path: &Path, results: &ResultsFile) -> Result<()> {
-    let dir = path
-        .parent()
+pub use lock::WriteLock;
+
+/// The directory a results file is in (`.` for a bare name).
+fn dir_of(path: &Path) -> &Path {
+    path.parent()
         .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let tmp = dir.join(format!(
-        ".{}.tmp-{}",
-        path.file_name().and_then(|n| n.to_str()).unwrap_or("results"),
-        std::process::id()
-    ));
+        .unwrap_or(Path::new("."))
+}
+
+/// The temp file of a write of `path` by process `pid`.
+fn temp_name(path: &Path, pid: u32) -> PathBuf {
+    dir_of(path).join(format!(
+        ".{}.tmp-{pid}",
+        path.file_name().and_then(|n| n.to_str()).unwrap_or("results")
+    ))
+}
+
+/// Removes the temp files (`.NAME.tmp-PID`, ours) in `dir` whose writer is
+/// gone: a process SIGKILLed while writing cannot remove its own.
+pub fn remove_stale_temps(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    // SAFETY: getuid cannot fail.
+    let uid = unsafe { libc::getuid() };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = stale_temp_pid(name.as_bytes()) else {
+            continue;
+        };
+        let ours = entry.metadata().is_ok_and(|m| m.is_file() && m.uid() == uid);
+        if ours && !process_alive(pid) {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
+/// The writer's pid of a temp file name `.NAME.tmp-PID`.
+fn stale_temp_pid(name: &[u8]) -> Option<i32> {
+    let name = std::str::from_utf8(name).ok()?;
+    let (stem, pid) = name.strip_prefix('.')?.rsplit_once(".tmp-")?;
+    if stem.is_empty() || pid.is_empty() || !pid.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    pid.parse().ok().filter(|p| *p > 0)
+}
+
+fn process_alive(pid: i32) -> bool {
+    // SAFETY: signal 0 only checks that the process exists.
+    let exists = unsafe { libc::kill(pid, 0) } == 0;
+    exists || std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
+}
+
+/// Takes the write lock of an existing results file that is about to be
+/// rewritten (`run --resume`, `interop --into`, `build-times --into`),
+/// after checking that it can be: a regular file, not a symbolic link
+/// (the write would replace the link, not its target), writable, in a
+/// writable directory. So a write that cannot succeed fails before the work.
+pub fn lock_existing(path: &Path) -> Result<WriteLock> {
+    let meta = std::fs::symlink_metadata(path).with_context(|| format!("cannot read {}", path.display()))?;
+    if meta.file_type().is_symlink() {
+        bail!(
+            "{} is a symbolic link: writing would replace the link with a file; name its target instead",
+            path.display()
+        );
+    }
+    if !meta.is_file() {
+        bail!("{} is not a regular file", path.display());
+    }
+    if meta.permissions().readonly() {
+        // Refused even where the rename would succeed (root): its owner made it read-only.
+        bail!(
+            "cannot write {}: the file is not writable (mode {:o}); make it writable to record into it",
+            path.display(),
+            meta.mode() & 0o7777
+        );
+    }
+    for (what, p) in [("file", path), ("directory", dir_of(path))] {
+        let c = std::ffi::CString::new(p.as_os_str().as_bytes()).context("a path with a NUL byte")?;
+        // SAFETY: a valid C string.
+        if unsafe { libc::access(c.as_ptr(), libc::W_OK) } != 0 {
+            let e = std::io::Error::last_os_error();
+            bail!(
+                "cannot write {}: the {what} {} is not writable ({e})",
+                path.display(),
+                p.display()
+            );
+        }
+    }
+    let held = lock::lock(path)?;
+    remove_stale_temps(dir_of(path));
+    Ok(held)
+}
+
+pub fn write_atomic(path: &Path, results: &ResultsFile) -> Result<()> {
+    let dir = dir_of(path);
+    let tmp = temp_name(path, std::process::id());
     let write = || -> Result<()> {
         let mut f = File::create(&tmp)?;
         f.write_all(&serde_json::to_vec_pretty(results)?)?;
@@ -40,8 +134,10 @@ pub fn write_atomic(path: &Path, results: &ResultsFile) -> Result<()> {
 /// Writes a new results file `<stem>.json` in `dir`, or `<stem>-2.json`,
 /// `<stem>-3.json`, ... when that name is taken: the name is claimed with an
 /// exclusive create (O_EXCL), so runs started in the same second into one
-/// directory each get their own file.
-pub fn create_new(dir: &Path, stem: &str, results: &ResultsFile) -> Result<PathBuf> {
+/// directory each get their own file; its write lock is taken before the
+/// first write.
+pub fn create_new(dir: &Path, stem: &str, results: &ResultsFile) -> Result<(PathBuf, WriteLock)> {
+    remove_stale_temps(dir);
     for n in 1u32.. {
         let path = match n {
             1 => dir.join(format!("{stem}.json")),
@@ -49,11 +145,14 @@ pub fn create_new(dir: &Path, stem: &str, results: &ResultsFile) -> Result<PathB
         };
         match OpenOptions::new().write(true).create_new(true).open(&path) {
             Ok(_) => {
-                if let Err(e) = write_atomic(&path, results) {
-                    let _ = std::fs::remove_file(&path);
-                    return Err(e);
-                }
-                return Ok(path);
+                let written = lock::lock(&path).and_then(|held| write_atomic(&path, results).map(|()| held));
+                return match written {
+                    Ok(held) => Ok((path, held)),
+                    Err(e) => {
+                        let _ = std::fs::remove_file(&path);
+                        Err(e)
+                    }
+                };
             }
             Err(e) if e.kind() == ErrorKind::AlreadyExists => continue,
             Err(e) => return Err(e).with_context(|| format!("cannot create {}", path.display())),
@@ -63,9 +162,17 @@ pub fn create_new(dir: &Path, stem: &str, results: &ResultsFile) -> Result<PathB
 }
 
 /// Loads a results file, with errors a user can act on for files that are
-/// truncated, foreign, or of a newer schema.
+/// truncated, foreign, of a newer schema, or holding what cannot be a
+/// measurement ([`validate`]). Removes the directory's stale temp files.
 pub fn load(path: &Path) -> Result<ResultsFile> {
+    remove_stale_temps(dir_of(path));
     let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    if bytes.is_empty() {
+        bail!(
+            "{} is empty (0 bytes): not a results file (a write of it was cut short, or it was emptied)",
+            path.display()
+        );
+    }
     let value: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| {
         anyhow::anyhow!(
             "{} is not valid JSON ({e}); it may be truncated or not a dbus-matrix results file",
@@ -85,7 +192,10 @@ pub fn load(path: &Path) -> Result<ResultsFile> {
             path.display()
         );
     }
-    serde_json::from_value(value).with_context(|| format!("{} does not match the results schema", path.display()))
+    let results: ResultsFile = serde_json::from_value(value)
+        .with_context(|| format!("{} does not match the results schema", path.display()))?;
+    validate::check(path, &results)?;
+    Ok(results)
 }
 
 #[cfg(test)]
@@ -125,6 +235,26 @@ mod tests {
             buses: Vec::new(),
             cells: Vec::new(),
             interop: None,
+        }
+    }
+
+    #[test]
+    fn temp_file_names_give_their_writer() {
+        assert_eq!(super::stale_temp_pid(b".r.json.tmp-12"), Some(12));
+        assert_eq!(super::stale_temp_pid(b".a.tmp-b.json.tmp-7"), Some(7));
+        for not_ours in [
+            &b"r.json.tmp-12"[..],
+            b".r.json.lock",
+            b".r.json.tmp-",
+            b".r.json.tmp-1x",
+            b"..tmp-3",
+        ] {
+            assert_eq!(
+                super::stale_temp_pid(not_ours),
+                None,
+                "{}",
+                String::from_utf8_lossy(not_ours)
+            );
         }
     }
 

@@ -190,3 +190,70 @@ fn cpu_placements_that_name_a_role_twice_or_a_missing_cpu_are_refused() {
         );
     }
 }
+
+/// A $TMPDIR that cannot hold the runner's scratch directory: refused with
+/// the operating system's reason.
+#[test]
+fn an_unusable_tmpdir_is_refused_with_the_reason() {
+    let dir = TempDir::new("bad-tmpdir");
+    let file = dir.path().join("a-file");
+    std::fs::write(&file, "").unwrap();
+    let cases = [
+        (dir.path().join("missing"), "No such file or directory"),
+        (file.clone(), "Not a directory"),
+    ];
+    for (tmp, reason) in cases {
+        let mut c = dbus_matrix(&[
+            "--matrix",
+            repo_matrix().to_str().unwrap(),
+            "verify",
+            "--adapters",
+            "raw",
+            "--scenarios",
+            "marshal/mixed",
+        ]);
+        c.env("TMPDIR", &tmp);
+        fails_with(c, &[tmp.to_str().unwrap(), reason]);
+    }
+}
+
+/// A selection that checks nothing is an error, not an empty success.
+#[test]
+fn selections_that_check_nothing_are_refused() {
+    let m = repo_matrix();
+    let m = m.to_str().unwrap();
+    // verify checks codec work only.
+    fails_with(
+        dbus_matrix(&["--matrix", m, "verify", "--adapters", "raw", "--scenarios", "call/void"]),
+        &["no marshal or demarshal scenario"],
+    );
+    // The baseline never takes part in interop.
+    fails_with(
+        dbus_matrix(&["--matrix", m, "interop", "--quiet", "--adapters", "raw"]),
+        &["no pair to check"],
+    );
+    // A floor scenario is the baseline's only.
+    let setup = fault_setup(
+        "bad-empty-run",
+        &["fault-ok"],
+        &["marshal/mixed", "baseline/raw-socket/64"],
+    );
+    let out = setup.out();
+    fails_with(
+        setup.command(&[
+            "run",
+            "--profile",
+            "smoke",
+            "--quiet",
+            "--out",
+            out.to_str().unwrap(),
+            "--scenarios",
+            "baseline/raw-socket/64",
+        ]),
+        &["no cell to run"],
+    );
+    assert!(
+        !out.exists() || std::fs::read_dir(&out).unwrap().next().is_none(),
+        "a results file was written"
+    );
+}

@@ -354,3 +354,43 @@ fn verify_ends_at_the_first_signal_and_leaves_nothing() {
     assert_eq!(status.and_then(|s| s.code()), Some(130), "{out}");
     sb.assert_nothing_left("after SIGTERM to verify");
 }
+
+/// What a SIGKILL leaves mid-write is removed by the next command there: a
+/// results temp file of a dead writer (`.NAME.tmp-PID`) by a report of that
+/// directory, and a scratch directory killed while created (holding only
+/// `.owner-lock.new`) by the next run. A live writer's temp file is kept.
+#[test]
+fn leftovers_of_killed_writes_are_removed_by_the_next_command() {
+    // A pid no process has: above the kernel's largest.
+    let dead = 4_194_305;
+    let dir = TempDir::new("cleanup-leftovers");
+    let results = dir.path().join("r.json");
+    std::fs::copy(workspace().join("runner/tests/fixtures/run-1.json"), &results).unwrap();
+    let stale = dir.path().join(format!(".r.json.tmp-{dead}"));
+    let live = dir.path().join(format!(".r.json.tmp-{}", std::process::id()));
+    std::fs::write(&stale, b"{\"format\":").unwrap();
+    std::fs::write(&live, b"").unwrap();
+    let o = dbus_matrix(&["report", results.to_str().unwrap()]).output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(!stale.exists(), "a dead writer's temp file stays");
+    assert!(live.exists(), "a live writer's temp file was removed");
+
+    let setup = fault_setup("cleanup-scratch", &["fault-ok"], &["marshal/mixed"]);
+    let tmp = setup.dir.path().join("t");
+    let half_made = tmp.join(format!("dbus-matrix-run-{dead}-0"));
+    std::fs::create_dir_all(&half_made).unwrap();
+    std::fs::write(half_made.join(".owner-lock.new"), b"").unwrap();
+    let out = setup.out();
+    let o = setup
+        .command(&["run", "--profile", "smoke", "--quiet", "--out", out.to_str().unwrap()])
+        .env("TMPDIR", &tmp)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(!half_made.exists(), "a scratch directory killed while created stays");
+    assert!(
+        text(&o).contains(&format!("removed {}", half_made.display())),
+        "{}",
+        text(&o)
+    );
+}

@@ -135,3 +135,43 @@ fn a_library_missing_from_the_new_run_fails_the_gate_unless_allowed() {
     assert_eq!(code, Some(0), "--allow-missing lets vanished cells pass:\n{out}");
     assert!(out.contains("missing"), "still shown:\n{out}");
 }
+
+/// A library whose cells turn unsupported (no longer measured) or failed
+/// fails the gate; `--allow-missing` lets the unsupported ones pass.
+#[test]
+fn a_library_turned_unsupported_or_failed_fails_the_gate() {
+    let fixture = workspace().join("runner/tests/fixtures/run-1.json");
+    let dir = TempDir::new("compare-dropped");
+    let mut v: serde_json::Value = serde_json::from_slice(&std::fs::read(&fixture).unwrap()).unwrap();
+    let library = "zbus-5";
+    let mut turned = 0;
+    for c in v["cells"].as_array_mut().unwrap() {
+        if c["adapter"] == library && c["status"] == "ok" {
+            let c = c.as_object_mut().unwrap();
+            c.remove("measurement");
+            c.insert("status".into(), "unsupported".into());
+            c.insert("reason".into(), "the library dropped it".into());
+            turned += 1;
+        }
+    }
+    assert!(turned > 0, "{library} has ok cells in the fixture");
+    let unsupported = dir.path().join("unsupported.json");
+    std::fs::write(&unsupported, serde_json::to_vec(&v).unwrap()).unwrap();
+    let (code, out) = compare(&fixture, &unsupported, &[]);
+    assert_eq!(code, Some(1), "cells turned unsupported pass the gate:\n{out}");
+    assert!(out.contains("dropped"), "{out}");
+    let (code, out) = compare(&fixture, &unsupported, &["--allow-missing"]);
+    assert_eq!(code, Some(0), "allowed:\n{out}");
+
+    // Unsupported before, failed now: broken.
+    for c in v["cells"].as_array_mut().unwrap() {
+        if c["adapter"] == library {
+            c["status"] = "failed".into();
+        }
+    }
+    let failed = dir.path().join("failed.json");
+    std::fs::write(&failed, serde_json::to_vec(&v).unwrap()).unwrap();
+    let (code, out) = compare(&unsupported, &failed, &["--allow-missing"]);
+    assert_eq!(code, Some(1), "unsupported cells turned failed pass the gate:\n{out}");
+    assert!(out.contains("broken"), "{out}");
+}

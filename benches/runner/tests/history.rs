@@ -187,3 +187,28 @@ fn bmf_report_has_latency_throughput_and_allocations_of_ok_cells() {
     }
     assert!(bmf.get("fault-ok/marshal/mixed").is_some(), "{bmf}");
 }
+
+/// A 0-byte results file (a write cut short) is named and said to be empty,
+/// not passed over: history goes on with the rest, spread refuses.
+#[test]
+fn an_empty_results_file_is_reported_by_history_and_refused_by_spread() {
+    let dir = TempDir::new("history-empty");
+    let fixture = workspace().join("runner/tests/fixtures/run-1.json");
+    std::fs::copy(&fixture, dir.path().join("a.json")).unwrap();
+    std::fs::copy(
+        workspace().join("runner/tests/fixtures/run-2.json"),
+        dir.path().join("b.json"),
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("empty.json"), b"").unwrap();
+    let (code, _, err) = history(&[dir.path()], &[]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        err.contains("empty.json") && err.contains("empty (0 bytes)"),
+        "the empty file is reported:\n{err}"
+    );
+    let o = dbus_matrix(&["spread", dir.path().to_str().unwrap()]).output().unwrap();
+    let msg = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{msg}");
+    assert!(msg.contains("empty.json") && msg.contains("empty (0 bytes)"), "{msg}");
+}

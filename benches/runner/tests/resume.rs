@@ -356,3 +356,94 @@ extern "C" {
     #[link_name = "kill"]
     fn libc_kill(pid: i32, sig: i32) -> i32;
 }
+
+/// A finished run of fault-ok's two codec cells, made resumable again
+/// (incomplete, one cell dropped): its file and parsed JSON.
+fn resumable(setup: &FaultSetup) -> (std::path::PathBuf, serde_json::Value) {
+    let out = setup.out();
+    let o = setup
+        .command(&["run", "--profile", "smoke", "--quiet", "--out", out.to_str().unwrap()])
+        .args(["--adapters", "fault-ok", "--scenarios", "marshal/mixed,demarshal/mixed"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let file = results_file(&out);
+    let mut v = load(&file);
+    v["run"]["complete"] = false.into();
+    v["cells"].as_array_mut().unwrap().pop();
+    save(&file, &v);
+    (file, v)
+}
+
+#[test]
+fn a_tampered_cell_timeout_is_refused_naming_the_field() {
+    let setup = fault_matrix("resume-timeout");
+    let (file, v) = resumable(&setup);
+    for bad in [-1.0, 0.0, 1e-300, 1e30, f64::MAX] {
+        let mut t = v.clone();
+        t["plan"]["cell_timeout_s"] = bad.into();
+        save(&file, &t);
+        let o = setup
+            .command(&["run", "--quiet", "--resume", file.to_str().unwrap()])
+            .output()
+            .unwrap();
+        let msg = text(&o);
+        assert_eq!(o.status.code(), Some(2), "cell_timeout_s {bad}:\n{msg}");
+        assert!(msg.contains("plan.cell_timeout_s"), "names the field ({bad}):\n{msg}");
+    }
+    // Not a number at all: refused as not the schema.
+    let mut t = v.clone();
+    t["plan"]["cell_timeout_s"] = "NaN".into();
+    save(&file, &t);
+    let o = setup
+        .command(&["run", "--quiet", "--resume", file.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+}
+
+/// Ctrl-C while the runner asks the adapters what they are: the file it
+/// leaves (no cell, versions `unknown`) resumes, and the resume records the
+/// versions it learns.
+#[test]
+fn a_run_interrupted_while_listing_the_adapters_resumes() {
+    let setup = fault_matrix("resume-listing");
+    let out = setup.out();
+    let mut child = setup
+        .command(&["run", "--profile", "smoke", "--quiet", "--out", out.to_str().unwrap()])
+        .args(["--adapters", "fault-ok", "--scenarios", "marshal/mixed"])
+        .env("FAULT_ADAPTER_AS", "fault-hang-list")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while processes_mentioning(&format!("{} list", setup.bin("fault-ok"))).is_empty() {
+        assert!(start.elapsed() < Duration::from_secs(30), "the listing never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    unsafe { libc_kill(child.id() as i32, 2) };
+    assert_eq!(child.wait().unwrap().code(), Some(130), "SIGINT ends the run with 130");
+    let Ok(dir) = std::fs::read_dir(&out) else {
+        return; // no file written: nothing to resume, nothing refused
+    };
+    let files: Vec<_> = dir
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    for file in files {
+        let o = setup
+            .command(&["run", "--quiet", "--resume", file.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "its own resume refuses it:\n{}", text(&o));
+        let r = validate(&file);
+        assert!(r.run.complete);
+        assert_eq!(status_of(&r, "fault-ok", "marshal/mixed"), CellStatus::Ok);
+        let v = load(&file);
+        assert_eq!(v["adapters"][0]["version"], "0.0.0", "{v:#}");
+        assert_eq!(v["plan"]["fingerprint"]["adapters"][0]["version"], "0.0.0", "{v:#}");
+        assert!(v["run"]["resumes"][0]["forced_differences"].is_null(), "{v:#}");
+    }
+}

@@ -1,5 +1,6 @@
 //! `dbus-matrix compare`: two results files cell by cell; exit 1 on a
-//! regression, a broken cell, or a cell missing from NEW (unless `--allow-missing`).
+//! regression, a broken cell, or a cell missing from NEW or no longer
+//! measured there (ok → unsupported; unless `--allow-missing`).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -19,7 +20,8 @@ pub struct Args {
     /// Significance level of the Mann-Whitney U test on per-sample times.
     #[arg(long, default_value_t = 0.05)]
     alpha: f64,
-    /// Cells of OLD that NEW lacks (verdict `missing`) do not fail the gate.
+    /// Cells of OLD that NEW lacks (verdict `missing`) or no longer measures
+    /// (ok, now unsupported: verdict `dropped`) do not fail the gate.
     #[arg(long)]
     allow_missing: bool,
     #[arg(long, value_enum, default_value = "markdown")]

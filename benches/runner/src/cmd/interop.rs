@@ -75,9 +75,16 @@ pub fn after_run(
 
 /// Exit 1 when a pair failed a check (as `verify` does), 0 when all passed.
 pub fn exec(args: Args, ctx: &Context) -> Result<ExitCode> {
-    if let Some(f) = &args.into {
-        store::load(f)?; // a bad file is reported before anything runs
-    }
+    // A bad file, or one that cannot be written or is being written, is
+    // reported before anything runs; the lock is held until the table is in.
+    let _lock = match &args.into {
+        Some(f) => {
+            let held = store::lock_existing(f)?;
+            store::load(f)?;
+            Some(held)
+        }
+        None => None,
+    };
     let m = ctx.load_matrix()?;
     let checks = match args.checks.is_empty() {
         true => interop::DEFAULT_CHECKS.map(str::to_string).to_vec(),

@@ -175,6 +175,12 @@ pub fn parse_cell_timeout(s: &str) -> Result<Duration, String> {
         .trim()
         .parse()
         .map_err(|_| format!("{s:?} is not a number of seconds"))?;
+    cell_timeout_of_secs(secs)
+}
+
+/// A cell timeout of `secs` seconds, checked as `--cell-timeout` is (also
+/// for the one a results file's plan records, which may have been edited).
+pub fn cell_timeout_of_secs(secs: f64) -> Result<Duration, String> {
     if !(secs.is_finite() && secs > 0.0 && secs <= MAX_CELL_TIMEOUT_S) {
         return Err(format!(
             "seconds must be above 0 and at most {MAX_CELL_TIMEOUT_S} (a week)"

@@ -21,6 +21,12 @@ pub fn exec(args: Args, ctx: &Context) -> Result<ExitCode> {
     crate::scratch::remove_dead_runs();
     let m = ctx.load_matrix()?;
     let bin_dir = ctx.bin_dir()?;
+    let is_codec = |id: &str| harness::scenario::find(id).is_some_and(|s| s.ipc_op().is_none());
+    if !m.select_scenarios(&args.scenarios)?.iter().any(|s| is_codec(&s.id)) {
+        anyhow::bail!(
+            "--scenarios selects no marshal or demarshal scenario: verify checks codec work only              (an IPC cell verifies its replies itself when it runs), so it would check nothing"
+        );
+    }
     let scratch = Scratch::new("verify")?;
     let mut failures = 0;
     let selected = m.select_adapters(&args.adapters)?;
@@ -30,7 +36,7 @@ pub fn exec(args: Args, ctx: &Context) -> Result<ExitCode> {
         let codec_scenarios = m
             .select_scenarios(&args.scenarios)?
             .into_iter()
-            .filter(|s| harness::scenario::find(&s.id).is_some_and(|s| s.ipc_op().is_none()));
+            .filter(|s| is_codec(&s.id));
         if let Some(reason) = a.unavailable_here() {
             for s in codec_scenarios {
                 outln!("{:<24} {:<22} unsupported: {reason}", a.id, s.id)?;

@@ -64,6 +64,9 @@ pub struct RunOptions {
 
 pub struct RunSummary {
     pub path: PathBuf,
+    /// The results file's write lock, held until the summary is dropped
+    /// (`run --interop` writes the file again after the cells).
+    pub _lock: store::WriteLock,
     pub results: ResultsFile,
     pub interrupted: bool,
 }
@@ -140,8 +143,16 @@ pub fn run(mut opts: RunOptions, interrupted: Arc<AtomicBool>) -> Result<RunSumm
     }
     let mut system_buses = Vec::new();
     let buses = plan::buses(&opts, &mut system_buses)?;
+    if resumed.is_none() && plan::plan(&adapters, &scenarios, &buses, &roles, &HashSet::new()).is_empty() {
+        // Not an empty success: a typo'd or mismatched selection would look like a run.
+        anyhow::bail!(
+            "the selection has no cell to run (adapters {}; scenarios {}): e.g. a baseline scenario needs              the baseline adapter, an IPC scenario a library with a transport and a bus",
+            ids(adapters.iter().map(|a| &a.id)),
+            ids(scenarios.iter().map(|s| &s.id))
+        );
+    }
     let timeout = opts.cell_timeout.unwrap_or_else(|| match &resumed {
-        Some(r) => Duration::from_secs_f64(r.plan.cell_timeout_s),
+        Some(r) => r.cell_timeout,
         None => plan::default_timeout(&profile),
     });
     let binaries = adapters::binaries(&opts.bin_dir, &involved)?;
@@ -168,7 +179,7 @@ pub fn run(mut opts: RunOptions, interrupted: Arc<AtomicBool>) -> Result<RunSumm
     };
     let roster = roster::describe_all(&involved, binaries, scratch.path(), &interrupted, &mut results)?;
     let fingerprint = resume::fingerprint(&opts.matrix, &profile, &involved, &roster)?;
-    let path = match resumed {
+    let (path, lock) = match resumed {
         Some(r) => {
             let mut now = environment::detect();
             now.valgrind = valgrind.clone();
@@ -176,7 +187,8 @@ pub fn run(mut opts: RunOptions, interrupted: Arc<AtomicBool>) -> Result<RunSumm
             let record = resume::record(opts.cell_timeout.map(|t| t.as_secs_f64()), r.rerun);
             let force = opts.resume.as_ref().is_some_and(|q| q.force);
             resume::admit(&r.path, &mut results, differences, force, record)?;
-            r.path
+            resume::learn_versions(&mut results, &fingerprint);
+            (r.path, r.lock)
         }
         None => {
             let (requested, resolved) = plan::selection(&opts, &adapters, &scenarios, &buses);
@@ -229,9 +241,18 @@ pub fn run(mut opts: RunOptions, interrupted: Arc<AtomicBool>) -> Result<RunSumm
     store::write_atomic(&path, &results)?;
     Ok(RunSummary {
         path,
+        _lock: lock,
         results,
         interrupted: was_interrupted,
     })
+}
+
+fn ids<'a>(ids: impl Iterator<Item = &'a String>) -> String {
+    let ids: Vec<&str> = ids.map(String::as_str).collect();
+    match ids.is_empty() {
+        true => "none".into(),
+        false => ids.join(","),
+    }
 }
 
 /// Every IPC cell's ratio to the raw-socket floor of its size, from this run.

@@ -5,6 +5,7 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use harness::results::{
@@ -12,7 +13,7 @@ use harness::results::{
 };
 use sha2::{Digest, Sha256};
 
-use super::roster::RunAdapter;
+use super::roster::{RunAdapter, UNKNOWN_VERSION};
 use super::RunOptions;
 use crate::matrix::{AdapterEntry, Matrix, Profile};
 use crate::placement::PlacementPolicy;
@@ -30,14 +31,20 @@ pub struct ResumeRequest {
 /// A results file opened for resuming: its plan, and the cells `--rerun` dropped.
 pub struct Resumed {
     pub path: PathBuf,
+    /// Taken before the file was read, held until the run ends.
+    pub lock: store::WriteLock,
     pub results: ResultsFile,
     pub plan: Plan,
+    /// The plan's cell timeout, checked.
+    pub cell_timeout: Duration,
     pub rerun: Vec<String>,
 }
 
 /// Loads FILE, checks the given flags against its plan and drops the cells
-/// to measure again. Nothing is written yet.
+/// to measure again. Nothing is written yet, but the file's write lock is
+/// taken (before reading it), so that a second writer is refused.
 pub fn open(req: &ResumeRequest, given: &RunOptions) -> Result<Resumed> {
+    let lock = store::lock_existing(&req.file)?;
     let mut results = store::load(&req.file)?;
     let Some(plan) = results.plan.clone() else {
         bail!(
@@ -47,12 +54,21 @@ pub fn open(req: &ResumeRequest, given: &RunOptions) -> Result<Resumed> {
             results.schema_version
         );
     };
+    let cell_timeout = crate::cmd::cell_timeout_of_secs(plan.cell_timeout_s).map_err(|e| {
+        anyhow::anyhow!(
+            "{}: plan.cell_timeout_s is {}: {e}; the file was edited or damaged",
+            req.file.display(),
+            plan.cell_timeout_s
+        )
+    })?;
     check_flags(&req.file, given, &plan)?;
     let rerun = drop_cells(&req.file, &mut results, &req.rerun)?;
     Ok(Resumed {
         path: req.file.clone(),
+        lock,
         results,
         plan,
+        cell_timeout,
         rerun,
     })
 }
@@ -209,7 +225,7 @@ pub fn fingerprint(
             version: roster[&a.id]
                 .described
                 .as_ref()
-                .map_or_else(|_| "unknown".into(), |d| d.listing.version.clone()),
+                .map_or_else(|_| UNKNOWN_VERSION.into(), |d| d.listing.version.clone()),
         })
         .collect();
     Ok(Fingerprint {
@@ -276,7 +292,12 @@ pub fn differences(results: &ResultsFile, recorded: &Fingerprint, now: &Fingerpr
     for r in recorded_adapters {
         match now.adapters.iter().find(|n| n.id == r.id) {
             Some(n) => {
-                field(format!("adapter {} version", r.id), &r.version, &n.version);
+                // Unknown on either side is no difference: a version not yet
+                // known (a run interrupted while listing the adapters), or an
+                // adapter that cannot say, whose cells fail unmeasured.
+                if r.version != UNKNOWN_VERSION && n.version != UNKNOWN_VERSION {
+                    field(format!("adapter {} version", r.id), &r.version, &n.version);
+                }
                 field(format!("adapter {} library", r.id), &r.library, &n.library);
             }
             None if recorded.adapters.iter().any(|a| a.id == r.id) => {
@@ -325,6 +346,23 @@ pub fn admit(
         ..record
     });
     Ok(())
+}
+
+/// The plan's adapter versions not known when it was written, as known now.
+pub fn learn_versions(results: &mut ResultsFile, now: &Fingerprint) {
+    let Some(plan) = results.plan.as_mut() else {
+        return;
+    };
+    for a in plan
+        .fingerprint
+        .adapters
+        .iter_mut()
+        .filter(|a| a.version == UNKNOWN_VERSION)
+    {
+        if let Some(n) = now.adapters.iter().find(|n| n.id == a.id) {
+            a.version = n.version.clone();
+        }
+    }
 }
 
 pub fn record(cell_timeout_s: Option<f64>, rerun: Vec<String>) -> ResumeRecord {

@@ -12,6 +12,9 @@ use crate::adapters::{self, Described};
 use crate::binsize;
 use crate::matrix::AdapterEntry;
 
+/// The version of an adapter that could not say (or was not asked).
+pub const UNKNOWN_VERSION: &str = "unknown";
+
 /// One adapter of the run.
 pub struct RunAdapter {
     pub bin: PathBuf,
@@ -38,6 +41,14 @@ pub fn describe_all(
         if let Ok(d) = &d {
             adapters::check_identity(a, &bin, d)?;
         }
+        // A version not known when the file was written (a run interrupted
+        // while it listed the adapters) is learnt now.
+        if let (Some(r), Ok(d)) = (results.adapters.iter_mut().find(|r| r.id == a.id), &d) {
+            if r.version == UNKNOWN_VERSION {
+                r.version = d.listing.version.clone();
+                r.runtime = Some(d.listing.runtime.clone()).filter(|r| !r.is_empty());
+            }
+        }
         // Every cell's adapter is recorded, even one that could not say its version.
         if !results.adapters.iter().any(|r| r.id == a.id) {
             results.adapters.push(AdapterRecord {
@@ -45,7 +56,7 @@ pub fn describe_all(
                 library: a.library.clone(),
                 version: d
                     .as_ref()
-                    .map_or_else(|_| "unknown".into(), |d| d.listing.version.clone()),
+                    .map_or_else(|_| UNKNOWN_VERSION.into(), |d| d.listing.version.clone()),
                 baseline: a.baseline,
                 loaded_bytes: binsize::loaded_bytes(&bin).ok(),
                 runtime: d

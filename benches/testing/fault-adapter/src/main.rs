@@ -3,7 +3,9 @@
 //! is invoked as (tests symlink it): `fault-ok`, `fault-hang`, `fault-crash`,
 //! `fault-garbage-list`, `fault-wrong-bytes`, `fault-slow`, `fault-exit`,
 //! `fault-unwrap`, `fault-wrong-reply` (its server echoes bytes with the
-//! first one changed: every client of it fails, its own client is sound).
+//! first one changed: every client of it fails, its own client is sound),
+//! `fault-hang-list` (`list` never answers: a runner interrupted while it
+//! asks the adapters what they are).
 //! The adapter id is that file name, so one binary plays many adapters.
 //! `FAULT_ADAPTER_AS=<name>` picks the fault instead, keeping the id (the same
 //! adapter, deliberately slowed, for `compare` tests). `FAULT_ADAPTER_LOG=FILE`
@@ -34,6 +36,8 @@ enum Fault {
     Crash,
     /// `list` prints something that is not JSON.
     GarbageList,
+    /// `list` never answers.
+    HangList,
     /// Emits a body with one byte changed (verification must catch it).
     WrongBytes,
     /// Correct but slower by a fixed amount of work per operation.
@@ -58,6 +62,7 @@ fn fault_from_name(name: &str) -> Fault {
         "fault-hang" => Fault::Hang,
         "fault-crash" => Fault::Crash,
         "fault-garbage-list" => Fault::GarbageList,
+        "fault-hang-list" => Fault::HangList,
         "fault-wrong-bytes" => Fault::WrongBytes,
         "fault-slow" => Fault::Slow,
         "fault-exit" => Fault::Exit,
@@ -273,6 +278,11 @@ fn main() -> ExitCode {
     }
     if let Ok(log) = std::env::var("FAULT_ADAPTER_LOG") {
         log_invocation(&log, &name);
+    }
+    if fault == Fault::HangList && std::env::args().nth(1).as_deref() == Some("list") {
+        loop {
+            std::thread::sleep(Duration::from_secs(1));
+        }
     }
     let id: &'static str = Box::leak(name.into_boxed_str());
     harness::cli::main(

@@ -51,14 +51,22 @@ pub fn bar_chart(
     } else {
         (10.0, 1.0, 10.0, 9.0)
     };
+    // A log axis holds positive, finite times only: a floor or bar of 0 or
+    // less (a damaged file) is left out rather than drawn at -infinity.
+    let drawable = |v: &f64| *v > 0.0 && v.is_finite();
+    let floor = floor.filter(drawable);
     let values: Vec<f64> = groups
         .iter()
         .flat_map(|g| g.bars.iter().filter_map(Bar::time))
         .chain(floor)
+        .filter(drawable)
         .collect();
     let min = values.iter().copied().fold(f64::INFINITY, f64::min);
     let max = values.iter().copied().fold(0.0, f64::max);
-    let ticks = log_ticks(min, max);
+    let ticks = match values.is_empty() {
+        true => log_ticks(1.0, 10.0),
+        false => log_ticks(min, max),
+    };
     let longest = groups.iter().map(|g| g.label.chars().count()).max().unwrap_or(0);
     let w = 640.0;
     let x0 = (12.0 + 6.3 * longest as f64).clamp(80.0, 240.0);
@@ -111,7 +119,7 @@ pub fn bar_chart(
                 format!("{} on {}", g.label, b.name)
             };
             match b.value {
-                BarValue::Time(v) => {
+                BarValue::Time(v) if drawable(&v) => {
                     let xe = scale.at(v).max(x0 + 1.0);
                     let _ = write!(
                         s,
@@ -138,9 +146,36 @@ pub fn bar_chart(
                         y + bar_h / 2.0
                     );
                 }
-                BarValue::Absent => {}
+                BarValue::Time(_) | BarValue::Absent => {}
             }
         }
     }
     figure(caption, sub, w, h, &s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A floor or bar of zero or less (only a damaged file has one) is left
+    /// out of the axis instead of failing it ("log ticks of 0").
+    #[test]
+    fn a_floor_or_bar_of_zero_or_less_is_left_out() {
+        let bar = |v: f64| BarGroup {
+            label: "a".into(),
+            bars: vec![Bar {
+                colour: "#000",
+                value: BarValue::Time(v),
+                name: String::new(),
+            }],
+        };
+        for floor in [0.0, -1.0, f64::NAN] {
+            let svg = bar_chart("c", "", &[bar(1000.0)], &[], Some(floor));
+            assert!(!svg.contains("floor") && !svg.contains("NaN"), "{svg}");
+            let svg = bar_chart("c", "", &[bar(floor)], &[], Some(500.0));
+            assert!(!svg.contains("NaN") && !svg.contains("inf"), "{svg}");
+        }
+        let svg = bar_chart("c", "", &[bar(0.0)], &[], None);
+        assert!(!svg.contains("NaN"), "{svg}");
+    }
 }
