@@ -401,6 +401,7 @@ step "model mutant: a bus from a nixpkgs attribute the model lacks" \
   scanner_mutant matrix.toml 's/^nix = "dbus-broker"/nix = "dbus-broker-git"/' "dbus-broker-git is not in the model"
 step "nix run .#compare: both revisions' runs, refusals and the comparison, with a fake nix and git (nix/tests/compare_test.py)" \
   python3 nix/tests/compare_test.py
+# shellcheck disable=SC2016 # $top, $first_rerunnable, $2: shell code, to be matched literally
 step "compare mutant: revisions before the first rerunnable one are not refused" \
   test_mutant compare_test.py nix/compare.sh 's/git -C "$top" merge-base --is-ancestor "$first_rerunnable" "$2" ||/true ||/' \
   "FAIL an older revision is refused"
