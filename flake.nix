@@ -30,12 +30,13 @@
           runner = import ./nix/runner.nix { inherit pkgs craneLib workspace matrix buses revision util; adapters = adapters.packages; };
           vmTests = import ./vm-tests { inherit pkgs matrix buses runner revision util; };
           apps = import ./nix/apps.nix { inherit pkgs runner vmTests; };
+          checks = import ./nix/checks.nix { inherit pkgs craneLib workspace matrix buses adapters programs vmTests; appScripts = apps.scripts; };
         in
         {
           packages = adapters.packages // { inherit (runner) dbus-matrix default; };
-          checks = import ./nix/checks.nix { inherit pkgs craneLib workspace matrix buses adapters programs vmTests; appScripts = apps.scripts; };
+          inherit checks;
           inherit (apps) apps;
-          devShells.default = import ./nix/devshell.nix { inherit pkgs buses; };
+          devShells.default = import ./nix/devshell.nix { inherit pkgs craneLib buses programs; nextest = checks.cargo-nextest; };
           formatter = import ./nix/formatter.nix { inherit pkgs; };
         };
 

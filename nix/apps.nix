@@ -12,6 +12,14 @@ let
     '';
   };
 
+  # `nix run .#compare -- OLD [NEW] [run flags]`: both revisions' matrices
+  # and the comparison (nix/compare.sh; `nix` and `git` are the user's).
+  compare = pkgs.writeShellApplication {
+    name = "dbus-matrix-compare";
+    runtimeInputs = [ pkgs.coreutils ];
+    text = builtins.readFile ./compare.sh;
+  };
+
   busIds = builtins.attrNames vmTests.bench;
   driverCases = builtins.concatStringsSep "\n" (map
     (name: "    ${name}) echo ${vmTests.bench.${name}.driver}/bin/nixos-test-driver ;;")
@@ -58,6 +66,7 @@ in
   scripts = {
     default = quick;
     vm-bench = vmBench;
+    inherit compare;
   };
 
   apps.default = {
@@ -71,6 +80,11 @@ in
     type = "app";
     program = "${runner.default}/bin/dbus-matrix";
     meta.description = "The dbus-matrix runner, wrapped to use the pinned adapters and daemons";
+  };
+  apps.compare = {
+    type = "app";
+    program = "${compare}/bin/dbus-matrix-compare";
+    meta.description = "Run the matrix of two revisions (OLD [NEW], default the checkout's HEAD) into separate directories and compare them";
   };
   apps.vm-bench = {
     type = "app";

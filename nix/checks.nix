@@ -128,4 +128,5 @@ in
 
   app-default = appScripts.default;
   app-vm-bench = appScripts.vm-bench;
+  app-compare = appScripts.compare;
 } // ownLockfileChecks // vmTests.checks

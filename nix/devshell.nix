@@ -1,20 +1,28 @@
-# `nix develop`: the pinned toolchain, the bus daemons and the test tools.
-{ pkgs, buses }:
-pkgs.mkShell {
+# `nix develop`: the build environment of the workspace, its tests,
+# scripts/test.sh and nix/tests/run.sh (nix/tests/devshell_test.py proves
+# it against the model). crane's devShell (lib/devShell.nix) adds rustc,
+# cargo, clippy and rustfmt; inputsFrom takes every input of the
+# cargo-nextest check: pkg-config with dbus.dev, glib.dev and systemd.dev
+# (the -sys crates' pkg-config modules), the three daemons, valgrind,
+# chromium, critcmp and the program adapters' Python. The shell sets the
+# variables that check sets for the tests. Added here: what the sandboxed
+# check leaves out (the real-client tests' gdbus, busctl and dbus-send, git,
+# the namespace tools) and the Nix lints.
+{ pkgs, craneLib, buses, programs, nextest }:
+craneLib.devShell ({
+  inputsFrom = [ nextest ];
   packages = [
-    pkgs.rustc
-    pkgs.cargo
-    pkgs.clippy
-    pkgs.rustfmt
-    pkgs.pkg-config
-    (buses.package "dbus-daemon")
-    (buses.package "dbus-broker")
-    (buses.package "busd")
-    pkgs.valgrind
     pkgs.cargo-nextest
+    pkgs.glib.bin # gdbus
+    pkgs.systemd # busctl
+    pkgs.dbus # dbus-send
+    pkgs.git
+    pkgs.util-linux # unshare, mount, setpriv
+    pkgs.procps # pgrep
+    pkgs.getent
     pkgs.deadnix
     pkgs.nixpkgs-fmt
   ];
-  # libdbus-1 for the dbus-0.9 adapter, found by pkg-config.
-  buildInputs = [ pkgs.dbus.dev ];
-}
+  DBUS_MATRIX_DBUS_FAST_PYTHON = "${programs.checkPython}/bin/python3";
+  GI_TYPELIB_PATH = programs.checkTypelibPath;
+} // buses.daemonEnv)

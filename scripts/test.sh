@@ -5,7 +5,10 @@
 # Nix 2.8 and Nix 2.26.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/install-deps-debian.sh all
+# Under `nix develop` the dev shell's inputs are the dependencies (nix/tests/devshell_test.py).
+if [ -z "${IN_NIX_SHELL:-}" ]; then
+  bash scripts/install-deps-debian.sh all
+fi
 export PATH="$HOME/.cargo/bin:$PATH"
 
 step() { printf '\n==> %s\n' "$*"; }

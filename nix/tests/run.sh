@@ -269,6 +269,28 @@ scanner_mutant() {
   sed 's/^/  /' <<<"$out"
 }
 
+# test_mutant TEST FILE SED-EXPRESSION NEEDLE: a copy with FILE edited must
+# fail the Python test TEST (nix/tests/TEST, the copy's) with a message
+# containing NEEDLE.
+test_mutant() {
+  local test=$1 file=$2 expr=$3 needle=$4 tmp out status
+  tmp=$(mutated_copy "$file" "$expr") || return 1
+  out=$(python3 "$tmp/nix/tests/$test" 2>&1)
+  status=$?
+  rm -rf "$tmp"
+  if [ "$status" -eq 0 ]; then
+    echo "$test PASSED on this mutant: it cannot see this defect"
+    return 1
+  fi
+  if ! grep -qF -- "$needle" <<<"$out"; then
+    echo "$test failed, but without '$needle':"
+    echo "$out"
+    return 1
+  fi
+  echo "$test fails as intended:"
+  grep -A3 '^FAIL' <<<"$out" | sed 's/^/  /'
+}
+
 # nix/busd/Cargo.lock is the Cargo.lock of the .crate matrix.toml names (the
 # one `cargo install` fetched into cargo's registry cache), whose sha256 is
 # matrix.toml's crate_sha256.
@@ -364,8 +386,8 @@ step "nix run: every program the runner executes by name is on the wrapper's pin
   python3 nix/tests/wrapper_path_test.py
 step "the flake uses only what the nixpkgs model lists (nix/tests/nixpkgs_model_test.py)" \
   python3 nix/tests/nixpkgs_model_test.py
-step "model mutant: the dev shell uses pkgs.busd again" \
-  scanner_mutant nix/devshell.nix 's/(buses.package "busd")/pkgs.busd/' "pkgs.busd: busd is not in the model (absent from nixpkgs"
+step "model mutant: the nextest check (and so the dev shell) uses pkgs.busd again" \
+  scanner_mutant nix/checks.nix 's/(buses.package "busd")/pkgs.busd/' "pkgs.busd: busd is not in the model (absent from nixpkgs"
 step "model mutant: a VM test sets a NixOS option the model lacks" \
   scanner_mutant vm-tests/default.nix 's/virtualisation.cores = vm.cores;/virtualisation.cores = vm.cores; virtualisation.diskSize = 8192;/' \
   "NixOS option(s) virtualisation.diskSize not in nix/tests/stub-nixpkgs/model.json"
@@ -377,8 +399,28 @@ step "model mutant: the ruby-dbus gem from nixpkgs" \
   "ruby-dbus is not in the model (absent from nixpkgs"
 step "model mutant: a bus from a nixpkgs attribute the model lacks" \
   scanner_mutant matrix.toml 's/^nix = "dbus-broker"/nix = "dbus-broker-git"/' "dbus-broker-git is not in the model"
+step "nix run .#compare: both revisions' runs, refusals and the comparison, with a fake nix and git (nix/tests/compare_test.py)" \
+  python3 nix/tests/compare_test.py
+# shellcheck disable=SC2016 # $top, $first_rerunnable, $2: shell code, to be matched literally
+step "compare mutant: revisions before the first rerunnable one are not refused" \
+  test_mutant compare_test.py nix/compare.sh 's/git -C "$top" merge-base --is-ancestor "$first_rerunnable" "$2" ||/true ||/' \
+  "FAIL an older revision is refused"
+step "compare mutant: compare without --allow-missing (libraries added since would fail it)" \
+  test_mutant compare_test.py nix/compare.sh 's/ -- compare --allow-missing / -- compare /' \
+  "FAIL short SHA: resolved in the checkout"
 if [ "$nix_only" -eq 0 ]; then
   step "nix/busd/Cargo.lock is the Cargo.lock of the .crate of matrix.toml's crate_sha256" crate_lock_matches
+  # These read the build scripts in cargo's registry source (host only).
+  step "nix develop: every pkg-config module the build scripts probe and every program the tests and scripts run is a dev-shell input's (nix/tests/devshell_test.py)" \
+    python3 nix/tests/devshell_test.py
+  step "dev-shell mutant: the shell without the nextest check's inputs" \
+    test_mutant devshell_test.py nix/devshell.nix 's/inputsFrom = \[ nextest \];/inputsFrom = [ ];/' "pkg-config module glib-2.0 (probed by glib-sys"
+  step "dev-shell mutant: the workspace without systemd.dev" \
+    test_mutant devshell_test.py nix/workspace.nix 's/ pkgs.systemd.dev \]/ ]/' "pkg-config module libsystemd (probed by libsystemd-sys"
+  step "dev-shell mutant: the shell without glib's bin output (gdbus)" \
+    test_mutant devshell_test.py nix/devshell.nix '/pkgs.glib.bin # gdbus/d' "gdbus (benches/runner/tests/real_clients.rs) is run by name"
+  step "dev-shell mutant: the shell without the check's GI_TYPELIB_PATH" \
+    test_mutant devshell_test.py nix/devshell.nix '/GI_TYPELIB_PATH = /d' "the dev shell's GI_TYPELIB_PATH is None"
   step "deadnix --fail" deadnix --fail "${nix_files[@]}"
   step "nixpkgs-fmt --check" nixpkgs-fmt --check "${nix_files[@]}"
   step "nix fmt with no arguments formats the tree (nix/tests/formatter_test.py)" python3 nix/tests/formatter_test.py

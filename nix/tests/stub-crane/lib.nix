@@ -124,6 +124,22 @@ in
   cargoFmt = builder "cargoFmt" { suffix = "-fmt"; allowed = [ "rustFmtExtraArgs" ]; };
   cargoNextest = builder "cargoNextest" { suffix = "-nextest"; allowed = [ "cargoNextestExtraArgs" ]; required = [ "cargoArtifacts" ]; };
 
+  # crane's lib/devShell.nix (read at 004a48e8e96d9a033af974145c4e64659d47c76f):
+  # `{ checks ? { }, inputsFrom ? [ ], packages ? [ ], ... }@args`, then
+  # mkShell of the rest with inputsFrom = attrValues checks ++ inputsFrom and
+  # packages = [ rustc cargo clippy rustfmt ] ++ packages; it removes
+  # nativeBuildInputs, so passing it is an error here (it would be lost).
+  devShell = args0:
+    let
+      args = stub.checkArgs "crane.devShell"
+        { allowed = [ "checks" "inputsFrom" "packages" "name" "buildInputs" "shellHook" ]; env = true; }
+        args0;
+    in
+    pkgs.mkShell (builtins.removeAttrs args [ "checks" "inputsFrom" ] // {
+      inputsFrom = builtins.attrValues (args.checks or { }) ++ (args.inputsFrom or [ ]);
+      packages = [ pkgs.rustc pkgs.cargo pkgs.clippy pkgs.rustfmt ] ++ (args.packages or [ ]);
+    });
+
   # crane's lib/downloadCargoPackage.nix: { name, version, checksum, ... }
   # (and urlForCargoPackage.nix, which it calls, needs `source` to pick the
   # registry): the unpacked .crate, fetched with sha256 = checksum.
