@@ -456,7 +456,9 @@ fn a_full_stderr_is_not_a_panic() {
 /// for its start to time out (20 s).
 #[test]
 fn a_second_ctrl_c_with_a_full_stderr_still_ends_the_run_at_once() {
-    let setup = fault_setup_with_buses("full-stderr-int", &["fault-ok"], &["call/void"], &["dbus-daemon"]);
+    // A short tag: its TMPDIR nests two levels below the test's, and the bus
+    // socket must still fit (the sandbox simulation's TMPDIR is 26 bytes long).
+    let setup = fault_setup_with_buses("c2", &["fault-ok"], &["call/void"], &["dbus-daemon"]);
     let daemon = setup.dir.path().join("silent-dbus-daemon");
     std::fs::write(
         &daemon,
