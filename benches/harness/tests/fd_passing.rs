@@ -70,3 +70,17 @@ fn the_server_reads_the_whole_memfd_from_offset_zero() {
 fn a_negative_fd_is_an_error_not_a_panic() {
     assert!(fd_passing::read_raw_fd_digest(-1).is_err());
 }
+
+#[test]
+fn a_file_over_the_read_limit_is_an_error_and_never_read() {
+    let fd = fd_passing::payload_memfd(16).unwrap();
+    let file = File::from(fd);
+    // Sparse: a terabyte a client could pass for nothing.
+    file.set_len(1 << 40).unwrap();
+    let e = fd_passing::read_fd_digest(file.as_fd()).unwrap_err();
+    assert_eq!(e.kind(), std::io::ErrorKind::InvalidInput, "{e}");
+    assert!(e.to_string().contains("1099511627776 bytes"), "{e}");
+    // The largest scenario size itself is read.
+    file.set_len(fd_passing::FD_READ_LIMIT as u64).unwrap();
+    assert!(fd_passing::read_fd_digest(file.as_fd()).is_ok());
+}

@@ -45,7 +45,10 @@ def _read_fd(msg):
     if f.get(HeaderFields.signature, "") != "h":
         return new_error(msg, service.INVALID_ARGS, "s", ("ReadFd takes \"h\"",))
     with msg.body[0] as received:
-        digest = canon.read_fd_digest(received.fileno())
+        try:
+            digest = canon.read_fd_digest(received.fileno())
+        except OSError as e:  # over canon.FD_READ_LIMIT, or unreadable
+            return new_error(msg, service.INVALID_ARGS, "s", (str(e),))
     return new_method_return(msg, "t", (digest,))
 
 

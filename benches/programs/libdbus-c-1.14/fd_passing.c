@@ -13,13 +13,19 @@
 
 #include "adapter.h"
 
+/* ipc/fd_passing.rs FD_READ_LIMIT: the largest scenario size. */
+#define FD_READ_LIMIT 1048576
+
 /* The whole file behind fd, read with pread from offset 0 (the fd shares the
- * sender's offset), digested as the harness's fd_digest. */
+ * sender's offset), digested as the harness's fd_digest; a file over
+ * FD_READ_LIMIT is refused (-2), never read into memory. */
 static int read_digest(int fd, uint64_t *digest) {
     struct stat st;
     if (fstat(fd, &st)) return -1;
+    if (st.st_size > FD_READ_LIMIT) return -2;
     size_t len = (size_t)st.st_size, done = 0;
     unsigned char *buf = malloc(len ? len : 1);
+    if (!buf) return -1;
     while (done < len) {
         ssize_t got = pread(fd, buf + done, len - done, (off_t)done);
         if (got <= 0) return free(buf), -1;
@@ -43,6 +49,9 @@ DBusMessage *fd_passing_answer(DBusMessage *m, const char *member, const char *s
     uint64_t digest = 0;
     int failed = read_digest(fd, &digest);
     close(fd); /* our duplicate: no fd kept per call */
+    if (failed == -2)
+        return dbus_message_new_error(m, DBUS_ERROR_INVALID_ARGS,
+                                      "the passed file is larger than the 1048576 bytes ReadFd reads");
     if (failed) return dbus_message_new_error(m, DBUS_ERROR_FAILED, "reading the passed fd failed");
     DBusMessage *r = dbus_message_new_method_return(m);
     dbus_uint64_t out = digest;

@@ -175,6 +175,37 @@ pub(crate) fn tool(program: &str, args: &[&str]) -> Output {
         })
 }
 
+/// `ReadFd` of a sparse 1 TiB memfd, sent by jeepney (Debian's
+/// python3-jeepney: busctl, gdbus and dbus-send cannot pass an fd). Prints
+/// the reply's error name and exits 0 on an error reply; 1 on a return; a
+/// traceback (no reply, a closed connection) otherwise.
+fn read_fd_of_a_terabyte(address: &str, name: &str) -> Output {
+    const CLIENT: &str = r#"
+import os, sys
+from jeepney import DBusAddress, HeaderFields, MessageType, new_method_call
+from jeepney.io.blocking import open_dbus_connection
+address, name, path, interface, member = sys.argv[1:]
+fd = os.memfd_create("dbus-matrix-terabyte")
+os.ftruncate(fd, 1 << 40)
+conn = open_dbus_connection(bus=address, enable_fds=True)
+reply = conn.send_and_get_reply(new_method_call(DBusAddress(path, name, interface), member, "h", (fd,)), timeout=10)
+if reply.header.message_type == MessageType.error:
+    print("error reply:", reply.header.fields.get(HeaderFields.error_name), reply.body)
+    sys.exit(0)
+print("returned:", reply.body)
+sys.exit(1)
+"#;
+    Command::new("/usr/bin/python3")
+        .args(["-c", CLIENT, address, name, OBJECT_PATH])
+        .args([
+            harness::ipc::fd_passing::FD_INTERFACE,
+            harness::ipc::fd_passing::READ_FD,
+        ])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
 fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).to_string()
 }
@@ -486,6 +517,16 @@ fn drive(adapter: &str, address: &str, name: &str) -> Vec<(&'static str, String)
                 &dbus_send(&bench("EchoBytes"), &["string:x"]),
                 &invalid_args,
             )
+        }),
+        ("jeepney ReadFd of a sparse 1 TiB file", {
+            // A client may pass any fd: the server reads at most the largest
+            // scenario size and answers an error beyond it (four Rust servers
+            // once tried to allocate the whole terabyte and aborted).
+            let o = read_fd_of_a_terabyte(address, name);
+            match (o.status.code(), text(&o)) {
+                (Some(0), _) => Ok(()),
+                (_, out) => Err(format!("ReadFd of a 1 TiB file: no error reply: {}", out.trim())),
+            }
         }),
         ("dbus-send InOutInt after all that", {
             let o = dbus_send(&bench("InOutInt"), &["int32:7"]);

@@ -28,6 +28,10 @@ pub const READ_FD_IN: &str = "h";
 pub const READ_FD_OUT: &str = "t";
 /// Sizes of `call/fd-passing/<size>`.
 pub const FD_SIZES: [usize; 2] = [4096, 1048576];
+/// The most a server reads through a passed fd: the largest scenario size.
+/// A larger file (a client's sparse terabyte) is answered with an error,
+/// never read into memory: the server must outlive any caller.
+pub const FD_READ_LIMIT: usize = FD_SIZES[FD_SIZES.len() - 1];
 
 /// The content of the memfd of `call/fd-passing/<size>`: `EchoBytes`'s payload.
 pub fn fd_payload(size: usize) -> Vec<u8> {
@@ -58,11 +62,19 @@ pub fn payload_memfd(size: usize) -> io::Result<OwnedFd> {
 
 /// The server's read: the whole file behind `fd` with `pread` from offset 0
 /// (the fd shares the sender's file offset, so plain `read` would depend on
-/// it), digested as [`fd_digest`]. The caller still owns `fd` and closes it.
+/// it), digested as [`fd_digest`]; a file over [`FD_READ_LIMIT`] is an error.
+/// The caller still owns `fd` and closes it.
 pub fn read_fd_digest(fd: BorrowedFd<'_>) -> io::Result<u64> {
     // SAFETY: a File that never closes the fd (ManuallyDrop): the caller keeps owning it.
     let file = ManuallyDrop::new(unsafe { File::from_raw_fd(fd.as_raw_fd()) });
-    let len = file.metadata()?.len() as usize;
+    let len = file.metadata()?.len();
+    if len > FD_READ_LIMIT as u64 {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("the passed file holds {len} bytes, more than the {FD_READ_LIMIT} ReadFd reads"),
+        ));
+    }
+    let len = len as usize;
     let mut content = vec![0; len];
     file.read_exact_at(&mut content, 0)?;
     Ok(fd_digest(&content))

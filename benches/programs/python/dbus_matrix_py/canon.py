@@ -229,6 +229,7 @@ def managed_objects_digest(objects):
 
 # ipc/fd_passing.rs: ReadFd(h) -> t on a second interface; the memfd holds echo_payload(size).
 FD_SIZES = [4096, 1048576]
+FD_READ_LIMIT = FD_SIZES[-1]  # ipc/fd_passing.rs FD_READ_LIMIT
 FD_INTERFACE = "io.killing.spark.BenchFd"
 OPT_IN_FAMILIES["fd-passing"] = "call/fd-passing"
 
@@ -269,8 +270,11 @@ def payload_memfd(size):
 
 def read_fd_digest(fd):
     """ipc/fd_passing.rs `read_fd_digest`: the whole file behind fd with pread from offset 0
-    (the fd shares the sender's offset); the caller still closes fd."""
+    (the fd shares the sender's offset); a file over FD_READ_LIMIT is an error (OSError),
+    never read into memory. The caller still closes fd."""
     size = os.fstat(fd).st_size
+    if size > FD_READ_LIMIT:
+        raise OSError("the passed file holds %d bytes, more than the %d ReadFd reads" % (size, FD_READ_LIMIT))
     content = b""
     while len(content) < size:
         chunk = os.pread(fd, size - len(content), len(content))
