@@ -70,6 +70,27 @@ pub fn register(conn: &DBusConnection) -> Result<()> {
 /// with each `ReadFd` call (`call_with_unix_fd_list_sync`).
 pub fn client(t: &Transport, size: usize) -> Result<impl FnMut() -> Result<u64>> {
     let conn = connect(t)?;
+    if t.is_p2p() {
+        // sd-bus's p2p server (libsystemd 252, bus-socket.c bus_socket_read_auth)
+        // closes a connection whose fds arrive in the same read as the client's
+        // BEGIN ("We received fds during the auth protocol?"), and GDBus sends
+        // its first message right behind BEGIN: the first ReadFd raced the
+        // server's handshake (4 to 8 of 20 runs against sd-bus failed with
+        // "The connection is closed"). One untimed round trip without fds
+        // first, at setup, lets the handshake end.
+        conn.call_sync(
+            None,
+            h::OBJECT_PATH,
+            "org.freedesktop.DBus.Peer",
+            "Ping",
+            None,
+            None,
+            DBusCallFlags::NONE,
+            TIMEOUT_MS,
+            NO_CANCEL,
+        )
+        .context("Peer.Ping before the first fd")?;
+    }
     let name = (!t.is_p2p()).then(|| t.service_name().to_owned());
     let fds = UnixFDList::new();
     let index = fds
