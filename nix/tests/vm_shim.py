@@ -121,9 +121,22 @@ class Machine:
         if os.getpid() != 1:
             raise ShimError("vm_shim.py runs as PID 1 of its own PID namespace (unshare --pid --fork --mount-proc)")
         # A private /run (the VM's), /tmp and /home; nothing of the host's.
-        for d in ("/run", "/tmp", "/home"):
+        # The checkout stays visible at its own path where it lives under one
+        # of them (CI clones into a temporary folder): held by a bind mount in
+        # the test's work directory, then bound back into the fresh tmpfs.
+        repo = pathlib.Path(__file__).resolve().parents[2]
+        private = ("/run", "/tmp", "/home")
+        held = pathlib.Path(self.spec["path"][0]).parent / "held-checkout"
+        under_private = any(str(repo).startswith(d + "/") for d in private)
+        if under_private:
+            held.mkdir(exist_ok=True)
+            mount("--bind", str(repo), str(held))
+        for d in private:
             mount("-t", "tmpfs", "-o", "mode=0755", "vm-shim", d)
         os.chmod("/tmp", 0o1777)
+        if under_private:
+            repo.mkdir(parents=True)
+            mount("--bind", str(held), str(repo))
         for d in ("/run/dbus", "/run/systemd/journal", "/run/vm-shim/policy/share/dbus-1/system.d", "/run/vm-shim/etc"):
             os.makedirs(d, exist_ok=True)
         self._boot_hardware()

@@ -7,8 +7,8 @@ records for each package (with evidence).
 What the runner executes by name, from the source of the runner, the bus
 crate and the harness (their non-test code: before `#[cfg(test)]`):
 `Command::new("NAME")`, and the commands of the shell scripts it runs with
-`sh -c` (a literal starting `set -e;`, or the literal of the `format!` passed
-right after `"-c"`). Programs run by absolute path (adapters, daemons:
+`sh -c` (a literal starting `set -e;`, a raw literal `r#"set -e` of one
+command a line, or the literal of the `format!` passed right after `"-c"`). Programs run by absolute path (adapters, daemons:
 `Command::new(variable)`) are not looked up on PATH. Two are not needed
 under the wrapper, each for its stated reason (below), and must still be
 where the reason says.
@@ -25,6 +25,9 @@ import sys
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SOURCES = ["benches/runner/src", "benches/bus/src", "benches/harness/src"]
 LITERAL = re.compile(r'"((?:[^"\\]|\\.)*)"', re.S)
+# A script kept as a raw string (bus/src/launch.rs BROKER_LAUNCHER: its paths
+# reach the shell only as "$1"..., so the text is a constant).
+RAW_LITERAL = re.compile(r'r#"(.*?)"#', re.S)
 SHELL_BUILTINS = {"set", "exec", "command", "if", "then", "else", "fi", "cd", "echo", "export", "test", "[", "true", "false", "exit"}
 # Executed by name, not needed under the wrapper: (file, why); the file must
 # still show the reason.
@@ -37,7 +40,7 @@ NOT_UNDER_WRAPPER = {
 def shell_commands(script):
     """The programs a shell script runs (first word of each simple command)."""
     found = set()
-    for part in re.split(r";|&&|\|\||\bthen\b|\belse\b|\bif\b|\$\(", script):
+    for part in re.split(r"\n|;|&&|\|\||\bthen\b|\belse\b|\bif\b|\$\(", script):
         words = [w for w in part.strip().split() if "=" not in w.split("/")[0] or w.startswith("-")]
         while words and words[0] in SHELL_BUILTINS:
             if words[0] == "command" and len(words) > 2 and words[1] == "-v":
@@ -68,6 +71,7 @@ def executed():
             for m in re.finditer(r'"sh",\s*"-c"', text):
                 out.setdefault("sh", []).append(rel)
             scripts = [s for s in LITERAL.findall(text) if s.startswith("set -e;")]
+            scripts += [s for s in RAW_LITERAL.findall(text) if s.startswith("set -e")]
             scripts += [m.group(1) for m in re.finditer(r'"-c"\]\)\s*\.arg\(format!\(\s*"((?:[^"\\]|\\.)*)"', text)]
             for script in scripts:
                 for prog in shell_commands(script.replace("\\\n", " ")):
