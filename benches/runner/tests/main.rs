@@ -29,6 +29,7 @@ mod instructions;
 mod interop;
 mod ipc_costs;
 mod ipc_run;
+mod list_catalogue;
 mod matrix_smoke;
 mod matrix_validation;
 mod opt_in_ops;
