@@ -15,6 +15,7 @@ mod compare;
 mod coverage;
 mod critcmp_export;
 mod damaged_records;
+mod doc_links;
 mod faults;
 mod fd_passing;
 mod floor_notes;
