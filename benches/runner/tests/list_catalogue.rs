@@ -59,7 +59,8 @@ fn list_summarises_unsupported_scenarios_per_family_and_verbose_keeps_every_id()
     let family = |id: &str| id.split('/').next().unwrap().to_owned();
     let summary = list(false);
     let verbose = list(true);
-    for line in summary.lines() {
+    // The family lines (indented under their adapter): none a hundred ids long.
+    for line in summary.lines().filter(|l| l.starts_with(&" ".repeat(27))) {
         assert!(
             line.chars().count() <= 200,
             "a line of {} characters:\n{line}",
