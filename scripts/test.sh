@@ -31,6 +31,8 @@ cargo clippy --profile ci --workspace --all-targets -- -D warnings
 for manifest in "${own_lock[@]}"; do
   cargo clippy --profile ci --locked --manifest-path "$manifest" --target-dir target --all-targets -- -D warnings
 done
+step "the adapter template compiles (template/adapter: cargo check against a stub library)"
+bash ../scripts/check-template.sh
 step "cargo nextest (profile ci, against the binaries just built)"
 cargo nextest run --cargo-profile ci --workspace --no-fail-fast
 cd ..

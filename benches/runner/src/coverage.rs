@@ -1,6 +1,6 @@
 //! The coverage table (`dbus-matrix list --format markdown`): per library,
 //! what its adapter can do, from the adapters' own listings, and the
-//! libraries matrix.toml lists as unavailable with their reason. The README's
+//! libraries matrix.toml lists as unavailable with their reason. docs/coverage.md's
 //! table is this output, checked by a test, never written by hand.
 
 use std::collections::HashMap;

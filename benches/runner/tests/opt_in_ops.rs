@@ -8,35 +8,6 @@
 use crate::common::*;
 use std::process::Command;
 
-/// Rust adapters with a transport (package names).
-const RUST: [&str; 16] = [
-    "adapter-zbus-6",
-    "adapter-zbus-6-tokio",
-    "adapter-zbus-5",
-    "adapter-zbus-4",
-    "adapter-zbus-3",
-    "adapter-zbus-2",
-    "adapter-zbus-1",
-    "adapter-dbus-0-9",
-    "adapter-dbus-tokio-0-7",
-    "adapter-rustbus-0-19",
-    "adapter-dbus-bytestream-0-1",
-    "adapter-gio-0-22",
-    "adapter-systemd-0-11",
-    "adapter-tokio-dbus-0-2",
-    "adapter-async-rustbus-0-2",
-    "adapter-dbus-async-2",
-];
-
-/// Programs: (directory under benches/programs, file).
-const PROGRAMS: [(&str, &str); 5] = [
-    ("jeepney-0.8", "adapter.py"),
-    ("dbus-python-1.3", "adapter.py"),
-    ("dbus-fast-5.2", "adapter.sh"),
-    ("libdbus-c-1.14", "adapter.sh"),
-    ("ruby-dbus-0.16", "adapter.rb"),
-];
-
 fn listing(mut c: Command, what: &str) -> serde_json::Value {
     let o = c.arg("list").output().unwrap();
     assert!(o.status.success(), "{what} list: {}", text(&o));
@@ -78,14 +49,10 @@ fn library_reason(adapter: &str, scenario: &str) -> Option<&'static str> {
 
 #[test]
 fn every_adapter_with_a_transport_has_code_for_in_flight_and_idle_connections() {
-    let mut listings: Vec<serde_json::Value> = RUST
+    let listings: Vec<serde_json::Value> = adapters_with_a_transport()
         .iter()
-        .map(|p| listing(Command::new(bin_dir().join(p)), p))
+        .map(|a| listing(a.command(), &a.id))
         .collect();
-    for (dir, file) in PROGRAMS {
-        let path = workspace().join("programs").join(dir).join(file);
-        listings.push(listing(Command::new(&path), dir));
-    }
     for l in &listings {
         let adapter = l["id"].as_str().unwrap();
         for s in [

@@ -7,7 +7,6 @@
 
 use crate::common::*;
 use harness::results::{CellStatus, Outcome, Role};
-use std::process::Command;
 
 /// Adapters that serve and call both families on a bus (ids).
 const IMPLEMENTED: [&str; 13] = [
@@ -26,44 +25,6 @@ const IMPLEMENTED: [&str; 13] = [
     "ruby-dbus-0.16",
 ];
 
-/// Every adapter with a transport: (id, how to run it) — a Rust binary next to
-/// the runner, or a program under benches/programs.
-fn adapters_with_a_transport() -> Vec<(&'static str, Command)> {
-    let rust = [
-        ("zbus-6", "adapter-zbus-6"),
-        ("zbus-6-tokio", "adapter-zbus-6-tokio"),
-        ("zbus-5", "adapter-zbus-5"),
-        ("zbus-4", "adapter-zbus-4"),
-        ("zbus-3", "adapter-zbus-3"),
-        ("zbus-2", "adapter-zbus-2"),
-        ("zbus-1", "adapter-zbus-1"),
-        ("dbus-0.9", "adapter-dbus-0-9"),
-        ("dbus-tokio-0.7", "adapter-dbus-tokio-0-7"),
-        ("rustbus-0.19", "adapter-rustbus-0-19"),
-        ("dbus-bytestream-0.1", "adapter-dbus-bytestream-0-1"),
-        ("gio-0.22", "adapter-gio-0-22"),
-        ("systemd-0.11", "adapter-systemd-0-11"),
-        ("tokio-dbus-0.2", "adapter-tokio-dbus-0-2"),
-        ("async-rustbus-0.2", "adapter-async-rustbus-0-2"),
-        ("dbus-async-2", "adapter-dbus-async-2"),
-    ];
-    let programs = [
-        ("jeepney-0.8", "adapter.py"),
-        ("dbus-python-1.3", "adapter.py"),
-        ("dbus-fast-5.2", "adapter.sh"),
-        ("libdbus-c-1.14", "adapter.sh"),
-        ("ruby-dbus-0.16", "adapter.rb"),
-    ];
-    let mut all: Vec<(&str, Command)> = rust
-        .into_iter()
-        .map(|(id, bin)| (id, Command::new(bin_dir().join(bin))))
-        .collect();
-    for (dir, file) in programs {
-        all.push((dir, Command::new(workspace().join("programs").join(dir).join(file))));
-    }
-    all
-}
-
 /// Adapters whose library cannot run these cells on a bus at all: words of the reason.
 fn library_reason(id: &str) -> Option<&'static str> {
     // SAFETY: getuid cannot fail.
@@ -80,8 +41,16 @@ fn library_reason(id: &str) -> Option<&'static str> {
 /// them yet (never a made-up library limit).
 #[test]
 fn the_adapters_that_implement_property_sets_are_the_listed_ones() {
-    for (id, mut c) in adapters_with_a_transport() {
-        let o = c.arg("list").output().unwrap();
+    let adapters = adapters_with_a_transport();
+    for id in IMPLEMENTED {
+        assert!(
+            adapters.iter().any(|a| a.id == id),
+            "{id} is not an adapter with a transport in matrix.toml"
+        );
+    }
+    for a in adapters {
+        let id = a.id.as_str();
+        let o = a.command().arg("list").output().unwrap();
         assert!(o.status.success(), "{id} list: {}", text(&o));
         let l: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{id} list: {e}"));
         assert_eq!(l["id"], id);

@@ -1,9 +1,12 @@
 //! `dbus-matrix list`: the adapters (asked for their versions and support), scenarios and profiles.
+//! What an adapter does not support is summarised per scenario family
+//! (`list_families`); `--verbose` adds every unsupported scenario with its reason.
 
 use std::process::ExitCode;
 
 use anyhow::Result;
 
+use super::list_families;
 use super::Context;
 use crate::adapters::{self, Described};
 use crate::coverage;
@@ -14,9 +17,13 @@ use crate::scratch::Scratch;
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// text: adapters, scenarios, profiles; markdown: the coverage table
-    /// (the README's, generated from here).
+    /// (docs/coverage.md's, generated from here).
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
+    /// text: under each family's summary, every unsupported scenario id,
+    /// grouped by reason (the summary alone gives counts and the first reason).
+    #[arg(long, short)]
+    verbose: bool,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -51,7 +58,7 @@ pub fn exec(args: Args, ctx: &Context) -> Result<ExitCode> {
         .collect();
     match args.format {
         Format::Markdown => outln!("{}", coverage::markdown(&m, &described).trim_end())?,
-        Format::Text => text(&m, &described)?,
+        Format::Text => text(&m, &described, args.verbose)?,
     }
     anyhow::ensure!(
         mismatches.is_empty(),
@@ -61,15 +68,26 @@ pub fn exec(args: Args, ctx: &Context) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn text(m: &Matrix, described: &[Result<Described, String>]) -> Result<()> {
+fn text(m: &Matrix, described: &[Result<Described, String>], verbose: bool) -> Result<()> {
     outln!("adapters ({}):", m.path.display())?;
+    let order: Vec<&str> = m.scenarios.iter().map(|s| s.id.as_str()).collect();
     for (a, d) in m.adapters.iter().zip(described) {
-        let desc = match d {
-            Ok(d) => describe_line(m, d),
-            Err(e) if e.starts_with("MISMATCH") => e.clone(),
-            Err(e) => format!("not available: {e}"),
+        let baseline = if a.baseline { " [baseline]" } else { "" };
+        let d = match d {
+            Ok(d) => d,
+            Err(e) if e.starts_with("MISMATCH") => {
+                outln!("  {:<24} {e}{baseline}", a.id)?;
+                continue;
+            }
+            Err(e) => {
+                outln!("  {:<24} not available: {e}{baseline}", a.id)?;
+                continue;
+            }
         };
-        outln!("  {:<24} {desc}{}", a.id, if a.baseline { " [baseline]" } else { "" })?;
+        outln!("  {:<24} {}{baseline}", a.id, version_line(d))?;
+        for line in list_families::summarise(&order, &d.unsupported, verbose) {
+            outln!("  {:<24} {line}", "")?;
+        }
     }
     for u in &m.unavailable {
         outln!("  {:<24} not in the matrix: {}", format!("({})", u.library), u.reason)?;
@@ -83,23 +101,12 @@ fn text(m: &Matrix, described: &[Result<Described, String>]) -> Result<()> {
     Ok(())
 }
 
-/// `library version (unsupported: ...)`, the scenarios in matrix order, not the map's.
-fn describe_line(m: &Matrix, d: &Described) -> String {
-    let unsupported: Vec<_> = m
-        .scenarios
-        .iter()
-        .filter(|s| d.unsupported.contains_key(&s.id))
-        .map(|s| s.id.as_str())
-        .collect();
-    let note = if unsupported.is_empty() {
-        String::new()
-    } else {
-        format!(" (unsupported: {})", unsupported.join(", "))
-    };
+/// `library version[ on interpreter]`.
+fn version_line(d: &Described) -> String {
     let interpreter = d
         .listing
         .interpreter
         .as_ref()
         .map_or_else(String::new, |i| format!(" on {i}"));
-    format!("{} {}{interpreter}{note}", d.listing.library, d.listing.version)
+    format!("{} {}{interpreter}", d.listing.library, d.listing.version)
 }

@@ -7,6 +7,7 @@ mod compare;
 mod history;
 mod interop;
 mod list;
+mod list_families;
 mod report;
 mod run;
 mod spread;
