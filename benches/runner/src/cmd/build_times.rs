@@ -7,7 +7,7 @@ use std::sync::atomic::Ordering;
 use anyhow::Result;
 
 use super::{Context, OutputFormat, EXIT_INTERRUPTED};
-use crate::{build_times, store};
+use crate::{analyze::build_times, store};
 
 #[derive(clap::Args)]
 pub struct Args {

@@ -9,7 +9,7 @@ use anyhow::{bail, Context as _, Result};
 use harness::results::{InteropTable, ResultsFile};
 
 use super::{exit_code, Context, OutputFormat, EXIT_CELL_FAILED};
-use crate::interop::{self, Pairs};
+use crate::run::interop::{self, Pairs};
 use crate::{export, store};
 
 #[derive(clap::Args)]

@@ -41,9 +41,8 @@
 use std::collections::BTreeMap;
 
 use harness::results::{Cell, Measurement, ResultsFile};
+use harness::stats::median_of_sorted;
 use serde::Serialize;
-
-use crate::stats::median_of_sorted;
 
 /// Criterion's default, and the level of every interval in the results file.
 const CONFIDENCE_LEVEL: f64 = 0.95;

@@ -308,7 +308,7 @@ fn bus_vs_bus(r: &ResultsFile, out: &mut String) {
 mod tests {
     #[test]
     fn build_time_next_to_the_binary_size() {
-        let mut r = super::super::html::tests::tiny();
+        let mut r = crate::export::test_fixtures::tiny();
         let md = super::render(&r);
         assert!(
             md.contains("Adapter binaries, code and data: a 1.0.0 2.5 MB (build 42.1 s, 12 crates, -j 2)\n"),

@@ -9,6 +9,8 @@ pub mod interop;
 pub mod json;
 pub mod markdown;
 pub mod table;
+#[cfg(test)]
+pub mod test_fixtures;
 pub mod width;
 
 use harness::results::ResultsFile;

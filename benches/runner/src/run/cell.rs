@@ -20,9 +20,9 @@ use super::held_memory;
 use super::parallel_clients::{self, Parallel};
 use super::plan::Planned;
 use super::roster::RunAdapter;
-use crate::adapter::{self, Running};
 use crate::matrix::{AdapterEntry, Profile};
-use crate::{costs, instructions, verify};
+use crate::process::adapter::{self, Running};
+use crate::{analyze::verify, measure::costs, measure::instructions};
 
 /// What every cell of a run shares.
 pub struct CellContext<'a> {

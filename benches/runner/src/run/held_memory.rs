@@ -23,7 +23,7 @@ use harness::contract::{Command, Repeat, GO, WINDOW_BEGIN, WINDOW_END};
 use harness::ipc::Transport;
 use harness::results::ConnectionMemory;
 
-use crate::adapter::Running;
+use crate::process::adapter::Running;
 
 /// The client, and the kind of daemon it connects to.
 pub struct Held<'a> {

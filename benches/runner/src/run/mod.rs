@@ -8,6 +8,7 @@ mod bus_session;
 mod cell;
 mod cold_start;
 mod held_memory;
+pub mod interop;
 mod match_rules;
 mod parallel_clients;
 mod plan;
@@ -28,12 +29,30 @@ use harness::results::{Cell, CellStatus, Outcome, Plan, ResultsFile, Role};
 
 use crate::matrix::{AdapterEntry, Matrix};
 use crate::placement::PlacementPolicy;
+use crate::process::scratch::Scratch;
 use crate::roles::RoleSelection;
-use crate::scratch::Scratch;
-use crate::{adapters, environment, instructions, progress, store};
+use crate::{environment, measure::instructions, process::adapter, progress, store};
 
 pub use bus_session::{check_socket_room, BusSession};
 pub use resume::ResumeRequest;
+
+/// The longest `--cell-timeout`: a week (a full run of the whole matrix takes hours).
+pub const MAX_CELL_TIMEOUT_S: f64 = 7.0 * 86_400.0;
+
+/// A cell timeout of `secs` seconds, checked as `--cell-timeout` is (also
+/// for the one a results file's plan records, which may have been edited).
+pub fn cell_timeout_of_secs(secs: f64) -> Result<Duration, String> {
+    if !(secs.is_finite() && secs > 0.0 && secs <= MAX_CELL_TIMEOUT_S) {
+        return Err(format!(
+            "seconds must be above 0 and at most {MAX_CELL_TIMEOUT_S} (a week)"
+        ));
+    }
+    let d = Duration::from_secs_f64(secs);
+    if d.is_zero() {
+        return Err("seconds must be above 0 (this rounds to zero)".into());
+    }
+    Ok(d)
+}
 
 /// The options of `run` as given; a resumed run replaces the selection and
 /// settings with the file's plan.
@@ -155,7 +174,7 @@ pub fn run(mut opts: RunOptions, interrupted: Arc<AtomicBool>) -> Result<RunSumm
         Some(r) => r.cell_timeout,
         None => plan::default_timeout(&profile),
     });
-    let binaries = adapters::binaries(&opts.bin_dir, &involved)?;
+    let binaries = adapter::binaries(&opts.bin_dir, &involved)?;
     let valgrind = if opts.instructions {
         Some(instructions::check_valgrind()?)
     } else {

@@ -15,8 +15,8 @@ use harness::contract::{Command, Repeat, GO, WINDOW_BEGIN, WINDOW_END};
 use harness::ipc::Transport;
 use harness::results::{IpcCosts, Measurement, WallTime};
 
-use crate::adapter::Running;
-use crate::costs::{self, Participant, Snapshot};
+use crate::measure::costs::{self, Participant, Snapshot};
+use crate::process::adapter::Running;
 
 /// The adapter scenario every client repeats.
 const CALL: &str = "call/void";

@@ -23,7 +23,7 @@ use super::roster::RunAdapter;
 use super::rounds;
 use crate::matrix::{AdapterEntry, BusEntry, Profile};
 use crate::placement::{Placement, PlacementPolicy};
-use crate::{costs, store};
+use crate::{measure::costs, store};
 
 /// What every worker shares.
 pub struct Shared<'a> {
