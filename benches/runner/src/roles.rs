@@ -1,6 +1,6 @@
 //! Which roles a run measures (`run --roles`, a profile's `roles`, or a
 //! results file's plan). matrix.toml's `[roles]` and the checks are in
-//! [`crate::matrix::roles`]; the cells themselves run in `run/cell.rs`; the
+//! [`crate::matrix::roles`]; the cells themselves run in `run/cell/`; the
 //! interop check is `run/interop.rs`.
 
 use anyhow::{bail, Result};
