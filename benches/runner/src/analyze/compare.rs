@@ -21,7 +21,7 @@ use harness::results::{Cell, CellKey, CellStatus, Outcome, ResultsFile, Role, Wa
 use serde::Serialize;
 
 use crate::analyze::stats::{self, Direction, Significance};
-use crate::export::table;
+use crate::export::model::table;
 
 #[derive(Clone, Debug)]
 pub struct CompareOptions {

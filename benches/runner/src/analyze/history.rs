@@ -25,7 +25,7 @@ use serde::Serialize;
 
 use crate::analyze::selection::CellSelection;
 use crate::analyze::stats::{self, median, Direction};
-use crate::export::table::{self, duration};
+use crate::export::model::table::{self, duration};
 
 #[derive(Clone, Debug)]
 pub struct HistoryOptions {

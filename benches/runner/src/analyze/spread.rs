@@ -25,7 +25,7 @@ use serde::Serialize;
 use crate::analyze::history::RunLabel;
 use crate::analyze::selection::CellSelection;
 use crate::analyze::stats::median;
-use crate::export::table::{self, duration};
+use crate::export::model::table::{self, duration};
 
 /// The target when neither `--target` nor the files' profile sets one.
 pub const DEFAULT_TARGET: f64 = 0.03;

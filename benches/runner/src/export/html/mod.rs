@@ -8,8 +8,8 @@
 //! the charts.
 
 mod charts;
-mod connection_memory;
 mod escape;
+mod idle_connections;
 mod interop;
 mod style;
 mod svg;
@@ -20,8 +20,8 @@ use std::fmt::Write;
 use harness::ipc::IpcOp;
 use harness::results::{Cell, ResultsFile};
 
-use super::table::{self, Notes};
-use super::width;
+use super::model::table::{self, Notes};
+use super::model::width;
 use style::CSS;
 
 pub use escape::esc;
@@ -108,7 +108,7 @@ pub fn render_counted(r: &ResultsFile) -> (String, usize) {
         p.instructions_table(t);
         p.cost_tables(t);
     }
-    connection_memory::html(r, &mut p.out);
+    idle_connections::html(r, &mut p.out);
     p.codec_charts(&tables);
     p.ipc_charts();
     p.size_charts();

@@ -1,5 +1,5 @@
 //! `connect/idle-connections/<n>`: what a held connection costs, in every
-//! report format. Its own section (Markdown here, HTML in `html/connection_memory.rs`), columns (CSV) and measures
+//! report format. Its own section (Markdown here, HTML in `export/html/idle_connections.rs`), columns (CSV) and measures
 //! (BMF), present only when the run has such cells, so reports of other runs
 //! are unchanged.
 //!

@@ -1,12 +1,12 @@
 //! The page's idle-connections section: the rows and texts of
-//! [`crate::export::connection_memory`], as an HTML table.
+//! [`crate::export::model::connection_memory`], as an HTML table.
 
 use std::fmt::Write;
 
 use harness::results::ResultsFile;
 
 use super::esc;
-use crate::export::connection_memory::{rows, texts, EXPLAIN, HEAD};
+use crate::export::model::connection_memory::{rows, texts, EXPLAIN, HEAD};
 
 /// The HTML section (nothing without such cells).
 pub fn html(r: &ResultsFile, out: &mut String) {
