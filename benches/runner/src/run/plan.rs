@@ -210,3 +210,28 @@ pub fn sort_in_plan_order(results: &mut ResultsFile) {
     cells.sort_by_key(|c| key(c));
     results.cells = cells;
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(id: &str) -> ScenarioEntry {
+        ScenarioEntry {
+            id: id.into(),
+            profiles: None,
+        }
+    }
+
+    #[test]
+    fn scenarios_are_resolved_once_and_an_unknown_id_is_an_error() {
+        let known = [entry("marshal/mixed"), entry("call/void")];
+        let resolved = resolve(&known.iter().collect::<Vec<_>>()).unwrap();
+        assert_eq!(resolved[0].id, "marshal/mixed");
+        assert!(resolved[0].ipc_op().is_none());
+        assert!(resolved[1].ipc_op().is_some());
+        // Not a codec cell by default: the plan refuses it.
+        let unknown = [entry("marshal/mixed"), entry("marshal/nope")];
+        let e = resolve(&unknown.iter().collect::<Vec<_>>()).unwrap_err();
+        assert!(e.to_string().contains("unknown scenario \"marshal/nope\""), "{e}");
+    }
+}
