@@ -19,6 +19,8 @@ own_lock=($(shopt -s nullglob; echo adapters/*/Cargo.lock))
 own_lock=("${own_lock[@]/%Cargo.lock/Cargo.toml}")
 step "cargo fmt --check"
 cargo fmt --all --check
+step "the runner's import graph has no circle (between rooms, or modules of one folder)"
+python3 ../scripts/runner-import-graph.py --tests
 for manifest in "${own_lock[@]}"; do
   cargo fmt --manifest-path "$manifest" --check
 done

@@ -33,7 +33,7 @@ SHELL_BUILTINS = {"set", "exec", "command", "if", "then", "else", "fi", "cd", "e
 # still show the reason.
 NOT_UNDER_WRAPPER = {
     "git": ("benches/runner/src/environment.rs", "DBUS_MATRIX_REVISION"),  # the wrapper sets it; git only without it
-    "cargo": ("benches/runner/src/build_times.rs", "fn cargo_program"),  # build-times: a checkout's command (dev shell)
+    "cargo": ("benches/runner/src/analyze/build_times.rs", "fn cargo_program"),  # build-times: a checkout's command (dev shell)
 }
 
 

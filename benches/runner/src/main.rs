@@ -16,33 +16,20 @@
 //! first. Ending at once still removes the temporary directories. Every process the runner starts dies with it, even when it is
 //! SIGKILLed, and `run` and `verify` remove what killed runs left in $TMPDIR.
 
-mod adapter;
-mod adapters;
-mod binsize;
-mod build_times;
+mod analyze;
 mod cmd;
-mod compare;
-mod costs;
-mod coverage;
 mod environment;
-mod exec;
 mod export;
-mod history;
-mod instructions;
-mod interop;
 mod matrix;
+mod measure;
 mod output;
 mod placement;
+mod process;
 mod progress;
 mod roles;
 mod run;
-mod scratch;
-mod selection;
 mod signals;
-mod spread;
-mod stats;
 mod store;
-mod verify;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -69,11 +56,11 @@ struct Cli {
 }
 
 fn main() -> ExitCode {
-    if std::env::var_os(adapter::NESTED_ENV).is_some() {
+    if std::env::var_os(process::adapter::NESTED_ENV).is_some() {
         output::errln!(
             "error: dbus-matrix was started by dbus-matrix as an adapter ({} is set): an adapter binary must not be \
              the runner, which would start itself again and again",
-            adapter::NESTED_ENV
+            process::adapter::NESTED_ENV
         );
         return ExitCode::from(EXIT_BAD_INPUT);
     }

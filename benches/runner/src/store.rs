@@ -112,6 +112,17 @@ pub fn lock_existing(path: &Path) -> Result<WriteLock> {
     Ok(held)
 }
 
+/// `--into FILE` of `interop` and `build-times`: the file's write lock
+/// taken and the file read once, before the work, so that a bad file, one
+/// that cannot be written, or one being written is reported before anything
+/// runs; `None` without `--into`. Hold the lock until the figures are in.
+pub fn lock_for_into(into: Option<&Path>) -> Result<Option<WriteLock>> {
+    let Some(f) = into else { return Ok(None) };
+    let held = lock_existing(f)?;
+    load(f)?;
+    Ok(Some(held))
+}
+
 pub fn write_atomic(path: &Path, results: &ResultsFile) -> Result<()> {
     let dir = dir_of(path);
     let tmp = temp_name(path, std::process::id());

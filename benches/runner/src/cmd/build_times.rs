@@ -7,7 +7,7 @@ use std::sync::atomic::Ordering;
 use anyhow::Result;
 
 use super::{Context, OutputFormat, EXIT_INTERRUPTED};
-use crate::{build_times, store};
+use crate::{analyze::build_times, store};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -30,14 +30,7 @@ pub struct Args {
 pub fn exec(args: Args, ctx: &Context) -> Result<ExitCode> {
     // A bad file, or one that cannot be written or is being written, is
     // reported before anything is built; the lock is held until the figures are in.
-    let _lock = match &args.into {
-        Some(f) => {
-            let held = store::lock_existing(f)?;
-            store::load(f)?;
-            Some(held)
-        }
-        None => None,
-    };
+    let _lock = store::lock_for_into(args.into.as_deref())?;
     let m = ctx.load_matrix()?;
     let opts = build_times::Options {
         matrix: &m,

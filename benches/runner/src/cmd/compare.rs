@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 use super::{check_significance, exit_code, CellFilter, OutputFormat, EXIT_REGRESSED};
-use crate::{compare, store};
+use crate::{analyze::compare, store};
 
 #[derive(clap::Args)]
 pub struct Args {

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 use super::{check_significance, CellFilter, OutputFormat};
-use crate::history;
+use crate::analyze::history;
 
 #[derive(clap::Args)]
 pub struct Args {

@@ -9,7 +9,7 @@ use anyhow::{bail, Context as _, Result};
 use harness::results::{InteropTable, ResultsFile};
 
 use super::{exit_code, Context, OutputFormat, EXIT_CELL_FAILED};
-use crate::interop::{self, Pairs};
+use crate::run::interop::{self, Pairs};
 use crate::{export, store};
 
 #[derive(clap::Args)]
@@ -77,14 +77,7 @@ pub fn after_run(
 pub fn exec(args: Args, ctx: &Context) -> Result<ExitCode> {
     // A bad file, or one that cannot be written or is being written, is
     // reported before anything runs; the lock is held until the table is in.
-    let _lock = match &args.into {
-        Some(f) => {
-            let held = store::lock_existing(f)?;
-            store::load(f)?;
-            Some(held)
-        }
-        None => None,
-    };
+    let _lock = store::lock_for_into(args.into.as_deref())?;
     let m = ctx.load_matrix()?;
     let checks = match args.checks.is_empty() {
         true => interop::DEFAULT_CHECKS.map(str::to_string).to_vec(),
@@ -101,7 +94,7 @@ pub fn exec(args: Args, ctx: &Context) -> Result<ExitCode> {
         progress: !args.quiet,
     };
     let table = interop::check(&opts, ctx.interrupted())?;
-    args.format.print(&table, export::interop::markdown)?;
+    args.format.print(&table, export::model::interop::markdown)?;
     if let Some(f) = &args.into {
         let mut results = store::load(f)?;
         results.interop = Some(table.clone());

@@ -8,11 +8,11 @@ use anyhow::Result;
 
 use super::list_families;
 use super::Context;
-use crate::adapters::{self, Described};
-use crate::coverage;
+use crate::analyze::coverage;
 use crate::matrix::Matrix;
 use crate::output::outln;
-use crate::scratch::Scratch;
+use crate::process::adapter::{self, Described};
+use crate::process::scratch::Scratch;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -37,7 +37,7 @@ pub fn exec(args: Args, ctx: &Context) -> Result<ExitCode> {
     let bin_dir = ctx.bin_dir()?;
     let scratch = Scratch::new("list")?;
     for a in &m.adapters {
-        adapters::refuse_runner(&bin_dir, a)?;
+        adapter::refuse_runner(&bin_dir, a)?;
     }
     let mut mismatches = Vec::new();
     let described: Vec<Result<Described, String>> = m
@@ -47,9 +47,9 @@ pub fn exec(args: Args, ctx: &Context) -> Result<ExitCode> {
             if let Some(reason) = a.unavailable_here() {
                 return Err(reason);
             }
-            let bin = adapters::binary(&bin_dir, a).map_err(|e| format!("{e:#}"))?;
-            let d = adapters::describe(&bin, scratch.path(), ctx.interrupted()).map_err(|e| format!("{e:#}"))?;
-            if let Err(e) = adapters::check_identity(a, &bin, &d) {
+            let bin = adapter::binary(&bin_dir, a).map_err(|e| format!("{e:#}"))?;
+            let d = adapter::describe(&bin, scratch.path(), ctx.interrupted()).map_err(|e| format!("{e:#}"))?;
+            if let Err(e) = adapter::check_identity(a, &bin, &d) {
                 mismatches.push(format!("{e:#}"));
                 return Err(format!("MISMATCH: {e:#}"));
             }

@@ -23,7 +23,7 @@ use anyhow::Result;
 use clap::Subcommand;
 
 use crate::matrix::Matrix;
-use crate::{adapters, matrix};
+use crate::{matrix, process::adapter};
 
 /// A cell failed (run) or verification failed.
 pub const EXIT_CELL_FAILED: u8 = 1;
@@ -103,7 +103,7 @@ impl Context {
     }
 
     pub fn bin_dir(&self) -> Result<PathBuf> {
-        adapters::bin_dir(self.bin_dir.as_deref())
+        adapter::bin_dir(self.bin_dir.as_deref())
     }
 
     pub fn interrupted(&self) -> &AtomicBool {
@@ -126,8 +126,8 @@ pub struct CellFilter {
 }
 
 impl CellFilter {
-    pub fn into_selection(self) -> crate::selection::CellSelection {
-        crate::selection::CellSelection {
+    pub fn into_selection(self) -> crate::analyze::selection::CellSelection {
+        crate::analyze::selection::CellSelection {
             adapters: self.adapters,
             scenarios: self.scenarios,
             buses: self.buses,
@@ -166,32 +166,14 @@ pub fn check_significance(threshold: f64, alpha: f64) -> Result<()> {
     Ok(())
 }
 
-/// The longest `--cell-timeout`: a week (a full run of the whole matrix takes hours).
-pub const MAX_CELL_TIMEOUT_S: f64 = 7.0 * 86_400.0;
-
 /// clap's parser of `--cell-timeout`: seconds, finite, above zero, at most
-/// [`MAX_CELL_TIMEOUT_S`] (`Duration::from_secs_f64` panics on the rest).
+/// [`crate::run::MAX_CELL_TIMEOUT_S`] (`Duration::from_secs_f64` panics on the rest).
 pub fn parse_cell_timeout(s: &str) -> Result<Duration, String> {
     let secs: f64 = s
         .trim()
         .parse()
         .map_err(|_| format!("{s:?} is not a number of seconds"))?;
-    cell_timeout_of_secs(secs)
-}
-
-/// A cell timeout of `secs` seconds, checked as `--cell-timeout` is (also
-/// for the one a results file's plan records, which may have been edited).
-pub fn cell_timeout_of_secs(secs: f64) -> Result<Duration, String> {
-    if !(secs.is_finite() && secs > 0.0 && secs <= MAX_CELL_TIMEOUT_S) {
-        return Err(format!(
-            "seconds must be above 0 and at most {MAX_CELL_TIMEOUT_S} (a week)"
-        ));
-    }
-    let d = Duration::from_secs_f64(secs);
-    if d.is_zero() {
-        return Err("seconds must be above 0 (this rounds to zero)".into());
-    }
-    Ok(d)
+    crate::run::cell_timeout_of_secs(secs)
 }
 
 /// `ExitCode::SUCCESS` when `ok`, else `failure`.

@@ -8,9 +8,9 @@ use std::time::Duration;
 use anyhow::{bail, Context as _, Result};
 
 use super::{exit_code, Context, EXIT_CELL_FAILED, EXIT_INTERRUPTED};
-use crate::interop::Pairs;
 use crate::output::{errln, out};
 use crate::placement::PlacementPolicy;
+use crate::run::interop::Pairs;
 use crate::{export, run};
 
 #[derive(clap::Args)]
@@ -98,7 +98,7 @@ pub fn exec(args: Args, ctx: &Context) -> Result<ExitCode> {
     if args.resume.is_none() && (args.force || !args.rerun.is_empty()) {
         bail!("--rerun and --force need --resume FILE (they change how a results file is resumed)");
     }
-    crate::scratch::remove_dead_runs();
+    crate::process::scratch::remove_dead_runs();
     let matrix = ctx.load_matrix()?;
     if args.interop == Some(Pairs::Reference) && args.resume.is_none() {
         // Checked before any cell: after_run would find no reference only at the end.
@@ -107,7 +107,7 @@ pub fn exec(args: Args, ctx: &Context) -> Result<ExitCode> {
             .as_deref()
             .or(matrix.roles.as_ref().map(|r| r.reference.as_str()))
         {
-            Some(id) => crate::roles::check_reference(&matrix, "--reference", id)?,
+            Some(id) => crate::matrix::roles::check_reference(&matrix, "--reference", id)?,
             None => {
                 bail!("--interop reference needs a reference adapter: matrix.toml [roles] reference, or --reference")
             }

@@ -10,7 +10,7 @@ use anyhow::Result;
 
 use super::{exit_code, CellFilter, OutputFormat, EXIT_SPREAD_ABOVE};
 use crate::output::errln;
-use crate::{history, spread};
+use crate::{analyze::history, analyze::spread};
 
 #[derive(clap::Args)]
 pub struct Args {

@@ -6,8 +6,8 @@ use anyhow::Result;
 
 use super::{exit_code, Context, EXIT_CELL_FAILED};
 use crate::output::outln;
-use crate::scratch::Scratch;
-use crate::{adapters, verify};
+use crate::process::scratch::Scratch;
+use crate::{analyze::verify, process::adapter};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -18,7 +18,7 @@ pub struct Args {
 }
 
 pub fn exec(args: Args, ctx: &Context) -> Result<ExitCode> {
-    crate::scratch::remove_dead_runs();
+    crate::process::scratch::remove_dead_runs();
     let m = ctx.load_matrix()?;
     let bin_dir = ctx.bin_dir()?;
     let is_codec = |id: &str| harness::scenario::find(id).is_some_and(|s| s.ipc_op().is_none());
@@ -31,7 +31,7 @@ pub fn exec(args: Args, ctx: &Context) -> Result<ExitCode> {
     let mut failures = 0;
     let selected = m.select_adapters(&args.adapters)?;
     // Every missing binary named at once, before any adapter is asked.
-    adapters::binaries(&bin_dir, &selected)?;
+    adapter::binaries(&bin_dir, &selected)?;
     for a in selected {
         let codec_scenarios = m
             .select_scenarios(&args.scenarios)?
@@ -43,10 +43,10 @@ pub fn exec(args: Args, ctx: &Context) -> Result<ExitCode> {
             }
             continue;
         }
-        let bin = adapters::binary(&bin_dir, a)?;
+        let bin = adapter::binary(&bin_dir, a)?;
         // One that cannot describe itself fails its checks below, as before.
-        if let Ok(d) = adapters::describe(&bin, scratch.path(), ctx.interrupted()) {
-            adapters::check_identity(a, &bin, &d)?;
+        if let Ok(d) = adapter::describe(&bin, scratch.path(), ctx.interrupted()) {
+            adapter::check_identity(a, &bin, &d)?;
         }
         // IPC scenarios need a live service; each IPC cell verifies itself before timing.
         for s in codec_scenarios {

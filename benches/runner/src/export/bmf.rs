@@ -4,7 +4,7 @@
 //! - `latency`: median ns per operation, `lower_value`/`upper_value` its 95%
 //!   interval (`wall.median_ns`: for a cell measured in several rounds the
 //!   interval of the variation between rounds, so the interval width of
-//!   `export::width` is `(upper_value - lower_value) / value`; BMF has no
+//!   `export::model::width` is `(upper_value - lower_value) / value`; BMF has no
 //!   field for the rounds, the target or a cut);
 //! - `bytes-per-second`: from the median and the bytes per operation, when
 //!   the cell processes bytes (a measure of its own: Bencher's built-in
@@ -16,12 +16,12 @@
 //!   (ns) per operation, summed over the cell's processes, and `peak-rss` and
 //!   `rss` (KiB, VmHWM and VmRSS summed over them; see `table::COST_FIGURES`);
 //! - `connect/idle-connections` cells: `bus-bytes-per-connection`,
-//!   `client-rss-bytes`, `client-hwm-bytes` (`export::connection_memory`).
+//!   `client-rss-bytes`, `client-hwm-bytes` (`export::model::connection_memory`).
 
 use harness::results::ResultsFile;
 use serde_json::{json, Map, Value};
 
-use super::table::COST_FIGURES;
+use super::model::table::COST_FIGURES;
 
 pub fn render(r: &ResultsFile) -> String {
     let mut out = Map::new();
@@ -73,7 +73,7 @@ pub fn render(r: &ResultsFile) -> String {
                 }
             }
         }
-        for (key, v) in super::connection_memory::bmf_measures(m) {
+        for (key, v) in super::model::connection_memory::bmf_measures(m) {
             measures.insert(key.into(), json!({ "value": v }));
         }
         out.insert(name, Value::Object(measures));

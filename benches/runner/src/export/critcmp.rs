@@ -27,7 +27,7 @@
 //! several rounds the one of the variation between rounds. critcmp has no
 //! field for the interval width, the rounds, the profile's target or a cut:
 //! the width is implied by the median's `confidence_interval` (as
-//! `export::width` defines it, `(upper_bound - lower_bound) /
+//! `export::model::width` defines it, `(upper_bound - lower_bound) /
 //! point_estimate`), the rest is not exported.
 //!
 //! critcmp 0.1.8 reads only the mean and std_dev point estimates (it prints
@@ -41,9 +41,8 @@
 use std::collections::BTreeMap;
 
 use harness::results::{Cell, Measurement, ResultsFile};
+use harness::stats::median_of_sorted;
 use serde::Serialize;
-
-use crate::stats::median_of_sorted;
 
 /// Criterion's default, and the level of every interval in the results file.
 const CONFIDENCE_LEVEL: f64 = 0.95;

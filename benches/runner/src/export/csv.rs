@@ -1,15 +1,15 @@
 //! One row per cell, every number the results file holds, for spreadsheets.
 //! `ci_width`, `rounds`, `above_target` and `cut` are the cell's interval
-//! width facts as `export::width` defines them (`ci_width` the fraction
+//! width facts as `export::model::width` defines them (`ci_width` the fraction
 //! `(upper - lower) / median`; `above_target` empty without a target).
 //! `placement`: where an IPC cell's processes ran (`Measurement::placement`).
-//! Runs with `connect/idle-connections` cells get `export::connection_memory`'s
+//! Runs with `connect/idle-connections` cells get `export::model::connection_memory`'s
 //! columns after `cut`.
 
 use harness::results::ResultsFile;
 
-use super::table::{status_word, ROLES};
-use super::{connection_memory, width};
+use super::model::table::{status_word, ROLES};
+use super::model::{connection_memory, width};
 
 const HEADER: &str = "adapter,library,version,baseline,bus,scenario,status,median_ns,median_lower_ns,median_upper_ns,ci_width,rounds,above_target,mean_ns,samples,throughput_bytes,mb_per_s,allocations_per_op,bytes_allocated_per_op,instructions_per_op,bus_messages_per_op,bus_bytes_per_op";
 /// Per role of `table::ROLES`, after the columns above.

@@ -1,6 +1,6 @@
 //! The matrix as JSON tables (the results file itself is the full record;
 //! this is the report view: rows, columns, medians and ratios). Each timed
-//! cell has its interval width facts (`export::width`): `ci_width` (the
+//! cell has its interval width facts (`export::model::width`): `ci_width` (the
 //! fraction `(upper - lower) / median`, null for a cut cell), `rounds`,
 //! `above_target` (null without a target) and `cut` (null unless cut); the
 //! document has the profile's `target_width` (null without one).
@@ -8,8 +8,8 @@
 use harness::results::ResultsFile;
 use serde_json::{json, Value};
 
-use super::table::{self, status_word};
-use super::width;
+use super::model::table::{self, status_word};
+use super::model::width;
 
 pub fn render(r: &ResultsFile) -> String {
     let target = width::target(r);

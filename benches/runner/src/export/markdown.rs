@@ -4,8 +4,8 @@ use std::fmt::Write;
 
 use harness::results::{AdapterRecord, CellStatus, Outcome, ResultsFile};
 
-use super::table::{self, duration, si, Entry, Notes};
-use super::width;
+use super::model::table::{self, duration, si, Entry, Notes};
+use super::model::width;
 
 /// What the cells of a report need from the run as a whole.
 struct Context {
@@ -148,9 +148,9 @@ pub fn render(r: &ResultsFile) -> String {
     }
     bus_vs_bus(r, &mut out);
     if let Some(t) = &r.interop {
-        out.push_str(&super::interop::markdown(t));
+        out.push_str(&super::model::interop::markdown(t));
     }
-    super::connection_memory::markdown(r, &mut out);
+    super::model::connection_memory::markdown(r, &mut out);
     out.push_str(
         "Cells: median wall time per operation (criterion); in brackets the ratio to the fastest library in the column \
          (1.00× = fastest; the baseline is not a library and may go below 1) and, over IPC, the ratio to the raw-socket \
@@ -308,7 +308,7 @@ fn bus_vs_bus(r: &ResultsFile, out: &mut String) {
 mod tests {
     #[test]
     fn build_time_next_to_the_binary_size() {
-        let mut r = super::super::html::tests::tiny();
+        let mut r = crate::export::test_fixtures::tiny();
         let md = super::render(&r);
         assert!(
             md.contains("Adapter binaries, code and data: a 1.0.0 2.5 MB (build 42.1 s, 12 crates, -j 2)\n"),

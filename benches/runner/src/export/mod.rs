@@ -1,15 +1,15 @@
-//! Report formats, one module each (as hyperfine's src/export does).
+//! Report formats, one module each (as hyperfine's src/export does),
+//! printing what [`model`] computes.
 
 pub mod bmf;
-pub mod connection_memory;
 pub mod critcmp;
 pub mod csv;
 pub mod html;
-pub mod interop;
 pub mod json;
 pub mod markdown;
-pub mod table;
-pub mod width;
+pub mod model;
+#[cfg(test)]
+pub mod test_fixtures;
 
 use harness::results::ResultsFile;
 

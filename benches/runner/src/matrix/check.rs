@@ -72,7 +72,7 @@ impl Matrix {
         }
         for (name, p) in &self.profile {
             p.check().with_context(|| format!("[profile.{name}]"))?;
-            crate::roles::check_profile(name, p)?;
+            super::roles::check_profile(name, p)?;
         }
         for s in &self.scenarios {
             for name in s.profiles.iter().flatten() {
@@ -83,7 +83,7 @@ impl Matrix {
                 );
             }
         }
-        crate::roles::check_config(self)
+        super::roles::check_config(self)
     }
 
     /// Every adapter's `path` exists, relative to this file (unless the

@@ -4,6 +4,7 @@
 
 mod check;
 mod profile;
+pub mod roles;
 
 pub use profile::Profile;
 
@@ -28,9 +29,9 @@ pub struct Matrix {
     /// coverage table with the reason (`list --format markdown`).
     #[serde(rename = "unavailable", default)]
     pub unavailable: Vec<UnavailableEntry>,
-    /// Client and server apart: the reference adapter (`crate::roles`).
+    /// Client and server apart: the reference adapter ([`roles`]).
     #[serde(default)]
-    pub roles: Option<crate::roles::RolesConfig>,
+    pub roles: Option<roles::RolesConfig>,
     pub profile: BTreeMap<String, Profile>,
     /// Where the file was read from (set after parsing).
     #[serde(skip)]

@@ -15,9 +15,9 @@ use harness::results::BusRecord;
 use indicatif::ProgressBar;
 
 use super::match_rules::{HeldRules, RuleSet};
-use crate::adapter::Running;
 use crate::matrix::{AdapterEntry, BusEntry};
 use crate::placement::{self, Placement};
+use crate::process::adapter::Running;
 
 /// Where clients reach the bus (or, peer to peer, nothing shared).
 enum Medium {

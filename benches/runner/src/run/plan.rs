@@ -8,6 +8,7 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use harness::ipc::IpcOp;
 use harness::results::{CellKey, ResultsFile, Role, RunInfo, Selection, FORMAT_NAME, SCHEMA_VERSION};
+use harness::scenario::Scenario;
 
 use super::bus_session::SYSTEM_BUS;
 use super::RunOptions;
@@ -19,12 +20,27 @@ use crate::roles::RoleSelection;
 /// One cell to run.
 pub struct Planned<'a> {
     pub adapter: &'a AdapterEntry,
-    pub scenario: String,
+    /// The harness's scenario, looked up once ([`resolve`]).
+    pub scenario: &'static Scenario,
     /// `None` for marshal/demarshal and the raw-socket floor.
     pub bus: Option<&'a BusEntry>,
     /// Which side the adapter plays (`same` but for the client and server
     /// roles of `call/*` cells).
     pub role: Role,
+}
+
+/// The harness's scenario of each selected matrix entry: the one lookup of
+/// a scenario id in a run. An id the harness does not know is an error
+/// (matrix.toml is checked for them when read; this keeps the plan honest
+/// if it was not), never a codec cell by default.
+pub fn resolve(scenarios: &[&ScenarioEntry]) -> Result<Vec<&'static Scenario>> {
+    scenarios
+        .iter()
+        .map(|s| {
+            harness::scenario::find(&s.id)
+                .with_context(|| format!("unknown scenario {:?}: the harness does not know it", s.id))
+        })
+        .collect()
 }
 
 /// Which cells exist: codec scenarios for every adapter; the raw-socket floor
@@ -34,7 +50,7 @@ pub struct Planned<'a> {
 /// first (or right after a heavy one).
 pub fn plan<'a>(
     adapters: &[&'a AdapterEntry],
-    scenarios: &[&'a ScenarioEntry],
+    scenarios: &[&'static Scenario],
     buses: &[&'a BusEntry],
     roles: &RoleSelection,
     done: &HashSet<CellKey>,
@@ -43,7 +59,7 @@ pub fn plan<'a>(
     let groups = std::iter::once(None).chain(buses.iter().map(|b| Some(*b)));
     for bus in groups {
         for (i, s) in scenarios.iter().enumerate() {
-            let op = harness::scenario::find(&s.id).and_then(|sc| sc.ipc_op());
+            let op = s.ipc_op();
             let is_floor = matches!(op, Some(IpcOp::RawSocket(_)));
             let on_bus = op.is_some() && !is_floor;
             if on_bus != bus.is_some() {
@@ -66,7 +82,7 @@ pub fn plan<'a>(
                     if wanted && !done.contains(&key) {
                         plan.push(Planned {
                             adapter: a,
-                            scenario: s.id.clone(),
+                            scenario: s,
                             bus,
                             role,
                         });
@@ -193,4 +209,29 @@ pub fn sort_in_plan_order(results: &mut ResultsFile) {
     let mut cells = std::mem::take(&mut results.cells);
     cells.sort_by_key(|c| key(c));
     results.cells = cells;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(id: &str) -> ScenarioEntry {
+        ScenarioEntry {
+            id: id.into(),
+            profiles: None,
+        }
+    }
+
+    #[test]
+    fn scenarios_are_resolved_once_and_an_unknown_id_is_an_error() {
+        let known = [entry("marshal/mixed"), entry("call/void")];
+        let resolved = resolve(&known.iter().collect::<Vec<_>>()).unwrap();
+        assert_eq!(resolved[0].id, "marshal/mixed");
+        assert!(resolved[0].ipc_op().is_none());
+        assert!(resolved[1].ipc_op().is_some());
+        // Not a codec cell by default: the plan refuses it.
+        let unknown = [entry("marshal/mixed"), entry("marshal/nope")];
+        let e = resolve(&unknown.iter().collect::<Vec<_>>()).unwrap_err();
+        assert!(e.to_string().contains("unknown scenario \"marshal/nope\""), "{e}");
+    }
 }

@@ -9,9 +9,9 @@ use std::sync::atomic::AtomicBool;
 use anyhow::Result;
 
 use super::RunOptions;
-use crate::adapters;
 use crate::output::outln;
-use crate::scratch::Scratch;
+use crate::process::adapter;
+use crate::process::scratch::Scratch;
 
 /// `package NAME` (a member of the benches workspace) or `manifest PATH` (an
 /// adapter with a lockfile of its own, absolute) for every Cargo adapter the
@@ -38,15 +38,15 @@ pub fn list_builds(opts: &RunOptions) -> Result<()> {
 /// does before its first cell. Prints a line per adapter.
 pub fn check(opts: &RunOptions, interrupted: &AtomicBool) -> Result<()> {
     let needed = super::adapters_needed(opts)?;
-    let binaries = adapters::binaries(&opts.bin_dir, &needed)?;
+    let binaries = adapter::binaries(&opts.bin_dir, &needed)?;
     let scratch = Scratch::new("preflight")?;
     for (a, bin) in needed.iter().zip(&binaries) {
         if let Some(reason) = a.unavailable_here() {
             outln!("{:<24} not run here: {reason}", a.id)?;
             continue;
         }
-        let d = adapters::describe(bin, scratch.path(), interrupted)?;
-        adapters::check_identity(a, bin, &d)?;
+        let d = adapter::describe(bin, scratch.path(), interrupted)?;
+        adapter::check_identity(a, bin, &d)?;
         let interpreter = d
             .listing
             .interpreter

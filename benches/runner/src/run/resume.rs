@@ -54,7 +54,7 @@ pub fn open(req: &ResumeRequest, given: &RunOptions) -> Result<Resumed> {
             results.schema_version
         );
     };
-    let cell_timeout = crate::cmd::cell_timeout_of_secs(plan.cell_timeout_s).map_err(|e| {
+    let cell_timeout = super::cell_timeout_of_secs(plan.cell_timeout_s).map_err(|e| {
         anyhow::anyhow!(
             "{}: plan.cell_timeout_s is {}: {e}; the file was edited or damaged",
             req.file.display(),

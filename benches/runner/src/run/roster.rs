@@ -8,9 +8,9 @@ use std::sync::atomic::AtomicBool;
 use anyhow::Result;
 use harness::results::{AdapterRecord, ResultsFile};
 
-use crate::adapters::{self, Described};
-use crate::binsize;
 use crate::matrix::AdapterEntry;
+use crate::measure::binsize;
+use crate::process::adapter::{self, Described};
 
 /// The version of an adapter that could not say (or was not asked).
 pub const UNKNOWN_VERSION: &str = "unknown";
@@ -35,11 +35,11 @@ pub fn describe_all(
     let mut roster = HashMap::new();
     for (a, bin) in adapters.iter().zip(binaries) {
         let d = match a.unavailable_here() {
-            Some(reason) => Ok(adapters::unavailable(a, &reason)),
-            None => adapters::describe(&bin, scratch, interrupted).map_err(|e| format!("{e:#}")),
+            Some(reason) => Ok(adapter::unavailable(a, &reason)),
+            None => adapter::describe(&bin, scratch, interrupted).map_err(|e| format!("{e:#}")),
         };
         if let Ok(d) = &d {
-            adapters::check_identity(a, &bin, d)?;
+            adapter::check_identity(a, &bin, d)?;
         }
         // A version not known when the file was written (a run interrupted
         // while it listed the adapters) is learnt now.

@@ -23,7 +23,7 @@ use super::roster::RunAdapter;
 use super::rounds;
 use crate::matrix::{AdapterEntry, BusEntry, Profile};
 use crate::placement::{Placement, PlacementPolicy};
-use crate::{costs, store};
+use crate::{measure::costs, store};
 
 /// What every worker shares.
 pub struct Shared<'a> {
@@ -78,8 +78,8 @@ pub fn round_estimate(profile: &Profile, cell: &Planned) -> f64 {
 
 /// The cost windows of a cell's first round, in seconds.
 fn costs_estimate(profile: &Profile, cell: &Planned) -> f64 {
-    let ipc = harness::scenario::find(&cell.scenario).is_some_and(|s| s.ipc_op().is_some());
-    match ipc && profile.costs.counts(&cell.scenario) {
+    let ipc = cell.scenario.ipc_op().is_some();
+    match ipc && profile.costs.counts(&cell.scenario.id) {
         true => 2.0 * costs::WINDOW_SHARE * profile.measurement + 0.2,
         false => 0.0,
     }
@@ -229,7 +229,7 @@ impl Worker<'_> {
                 s.bar.set_message(format!(
                     "{} {}{on}{} (round {})",
                     p.cell.adapter.id,
-                    p.cell.scenario,
+                    p.cell.scenario.id,
                     p.cell.role.label_suffix(),
                     round + 1
                 ));

@@ -7,7 +7,7 @@ use harness::results::{AdapterRecord, Cell, CellStatus, ResultsFile};
 
 use super::svg::{bar_chart, line_chart, Bar, BarGroup, BarValue, Line, Metric};
 use super::{ipc_op, reason, summary, Page};
-use crate::export::table::{self, Group, Table};
+use crate::export::model::table::{self, Group, Table};
 
 /// Per library (Tableau 10, the yellow darkened for lines on white).
 const LIBRARY_COLOURS: [&str; 10] = [

@@ -4,7 +4,7 @@
 use std::fmt::Write;
 
 use super::{esc, Page};
-use crate::export::interop::{lead, pair_text};
+use crate::export::model::interop::{lead, pair_text};
 
 impl Page<'_> {
     /// Nothing when the file has no interop table (`dbus-matrix interop --into`).

@@ -6,8 +6,8 @@ use std::fmt::Write;
 use harness::results::{AdapterRecord, Outcome};
 
 use super::{esc, num, reason, summary, Page};
-use crate::export::table::{self, duration, si, Entry, Group, Table};
-use crate::export::width;
+use crate::export::model::table::{self, duration, si, Entry, Group, Table};
+use crate::export::model::width;
 
 /// ": <code>bus</code>" after a heading about one table's cells.
 fn group_suffix(g: &Group) -> String {

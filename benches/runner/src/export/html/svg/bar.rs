@@ -3,7 +3,7 @@
 use std::fmt::Write;
 
 use super::{esc, figure, log_ticks, tick_ns, x_axis, LogScale};
-use crate::export::table::duration;
+use crate::export::model::table::duration;
 
 /// What one bar shows.
 pub enum BarValue<'a> {

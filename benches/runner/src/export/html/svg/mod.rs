@@ -8,7 +8,7 @@ mod line;
 use std::fmt::Write;
 
 use super::{esc, num};
-use crate::export::table;
+use crate::export::model::table;
 
 pub use bar::{bar_chart, Bar, BarGroup, BarValue};
 pub use line::{line_chart, Line, Metric};

@@ -15,15 +15,18 @@
 //! daemons when read on the session's bus after timing).
 
 use std::path::Path;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use bus::BusKind;
 use harness::contract::{Command, Repeat, GO, WINDOW_BEGIN, WINDOW_END};
+use harness::ipc::IpcOp;
 use harness::ipc::Transport;
-use harness::results::ConnectionMemory;
+use harness::results::{ConnectionMemory, Measurement};
+use harness::scenario::Scenario;
 
-use crate::adapter::Running;
+use super::CellContext;
+use crate::process::adapter::Running;
 
 /// The client, and the kind of daemon it connects to.
 pub struct Held<'a> {
@@ -102,6 +105,41 @@ fn parse_status_kb(status: &str, key: &str) -> Option<u64> {
     let line = status.lines().find(|l| l.starts_with(key))?;
     let kb: u64 = line[key.len()..].trim().strip_suffix("kB")?.trim().parse().ok()?;
     Some(kb * 1024)
+}
+
+/// `connect/idle-connections/<n>` (first round): the memory of a fresh bus
+/// daemon of the cell's kind and of the client with the n connections held. Missing memory is a note
+/// (the timing stands); `Err` only when the run was interrupted.
+pub(super) fn add_connection_memory(
+    ctx: &CellContext,
+    m: &mut Measurement,
+    scenario: &'static Scenario,
+    bin: &Path,
+    bus_id: &str,
+) -> Result<(), String> {
+    let Some(IpcOp::IdleConnections(n)) = scenario.ipc_op() else {
+        return Ok(());
+    };
+    let Ok(kind) = bus_id.parse::<bus::BusKind>() else {
+        m.verification_notes.push(format!(
+            "connection memory not read: {bus_id} is not a daemon the runner starts"
+        ));
+        return Ok(());
+    };
+    let held = Held {
+        bin,
+        scenario: &scenario.id,
+        connections: n,
+        bus: kind,
+        client_cpu: ctx.client_cpu,
+        timeout: ctx.timeout,
+    };
+    match measure(&held, ctx.interrupted) {
+        Ok(mem) => m.connection_memory = Some(mem),
+        Err(_) if ctx.interrupted.load(Ordering::SeqCst) => return Err("interrupted".into()),
+        Err(why) => m.verification_notes.push(format!("connection memory not read: {why}")),
+    }
+    Ok(())
 }
 
 #[cfg(test)]

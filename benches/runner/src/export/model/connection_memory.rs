@@ -1,5 +1,5 @@
 //! `connect/idle-connections/<n>`: what a held connection costs, in every
-//! report format. Its own section (Markdown, HTML), columns (CSV) and measures
+//! report format. Its own section (Markdown here, HTML in `export/html/idle_connections.rs`), columns (CSV) and measures
 //! (BMF), present only when the run has such cells, so reports of other runs
 //! are unchanged.
 //!
@@ -14,7 +14,6 @@ use std::fmt::Write;
 use harness::ipc::IpcOp;
 use harness::results::{Cell, ConnectionMemory, Measurement, ResultsFile};
 
-use super::html::esc;
 use super::table::duration;
 
 /// One ok `connect/idle-connections/<n>` cell.
@@ -79,7 +78,7 @@ fn bytes(v: f64) -> String {
 }
 
 const DASH: &str = "—";
-const HEAD: [&str; 8] = [
+pub const HEAD: [&str; 8] = [
     "adapter",
     "bus",
     "connections",
@@ -89,13 +88,13 @@ const HEAD: [&str; 8] = [
     "client VmHWM",
     "heap / connection",
 ];
-const EXPLAIN: &str = "One operation closes the previous batch and opens n connections (SASL + Hello); connect time \
+pub const EXPLAIN: &str = "One operation closes the previous batch and opens n connections (SASL + Hello); connect time \
      per connection is its median / n. Bus daemon RSS per connection: the daemon's VmRSS (all its processes) with the \
      n held minus before the client started, / n, on a fresh daemon of that kind (read by the runner while they are \
      held). Client VmRSS and VmHWM: the client process with them held. Heap: bytes allocated per connection where the \
      adapter counts allocations (Rust's allocator only: a C library's own malloc, libdbus under dbus-rs, is not counted).";
 
-fn texts(row: &Row) -> [String; 8] {
+pub fn texts(row: &Row) -> [String; 8] {
     let mem = row.memory();
     [
         row.cell.adapter.clone(),
@@ -122,32 +121,6 @@ pub fn markdown(r: &ResultsFile, out: &mut String) {
         let _ = writeln!(out, "| {} |", texts(row).join(" | "));
     }
     out.push('\n');
-}
-
-/// The HTML section (nothing without such cells).
-pub fn html(r: &ResultsFile, out: &mut String) {
-    let rows = rows(r);
-    if rows.is_empty() {
-        return;
-    }
-    let _ = writeln!(
-        out,
-        "<h3 id=\"idle-connections\">Idle connections: what one costs</h3>\n<p class=\"explain\">{}</p>",
-        esc(EXPLAIN)
-    );
-    out.push_str("<table class=\"connection-memory\">\n<tr>");
-    for h in HEAD {
-        let _ = write!(out, "<th>{}</th>", esc(h));
-    }
-    out.push_str("</tr>\n");
-    for row in &rows {
-        out.push_str("<tr>");
-        for t in texts(row) {
-            let _ = write!(out, "<td>{}</td>", esc(&t));
-        }
-        out.push_str("</tr>\n");
-    }
-    out.push_str("</table>\n");
 }
 
 /// CSV: the column names, appended after the others when [`present`].

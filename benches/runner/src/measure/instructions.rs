@@ -13,7 +13,7 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 use harness::contract::{Command as AdapterCommand, Repeat};
 
-use crate::adapter;
+use crate::process::adapter;
 
 /// Operations per callgrind run: enough to make the per-run constant (the
 /// dynamic call into the region) negligible, few enough for slow libraries.

@@ -154,7 +154,7 @@ mod tests {
 
     #[test]
     fn flags_above_the_target_and_never_a_cut_cell() {
-        let mut r = crate::export::html::tests::tiny();
+        let mut r = crate::export::test_fixtures::tiny();
         let m = r.cells[0].measurement_mut().unwrap();
         // tiny(): the interval is ±10% of the median.
         assert!(of(m, Some(0.1)).above_target);

@@ -27,8 +27,8 @@ use indicatif::ProgressBar;
 use serde::Serialize;
 
 use crate::matrix::{AdapterEntry, Matrix};
-use crate::scratch::Scratch;
-use crate::{adapters, binsize, exec, progress, store};
+use crate::process::scratch::Scratch;
+use crate::{measure::binsize, process::adapter, process::exec, progress, store};
 
 pub struct Options<'a> {
     pub matrix: &'a Matrix,
@@ -363,8 +363,8 @@ pub fn measure(opts: Options, interrupted: &AtomicBool) -> Result<Report> {
         };
         let (elapsed, compiled) = cargo_build(&ws, &target, &build_args, jobs, &bar, &a.id, interrupted)
             .with_context(|| format!("building adapter {} (package {}) failed", a.id, a.package))?;
-        let bin = adapters::binary(&target.join("release"), a)?;
-        let version = adapters::describe(&bin, scratch.path(), interrupted)
+        let bin = adapter::binary(&target.join("release"), a)?;
+        let version = adapter::describe(&bin, scratch.path(), interrupted)
             .map(|d| d.listing.version)
             .with_context(|| format!("the freshly built {} cannot say its version", bin.display()))?;
         builds.push(AdapterBuild {
@@ -533,7 +533,7 @@ mod tests {
     fn recorded_only_for_the_same_versions() {
         let dir = Scratch::new("build-times-test").unwrap();
         let file = dir.path().join("r.json");
-        store::write_atomic(&file, &crate::export::html::tests::tiny()).unwrap();
+        store::write_atomic(&file, &crate::export::test_fixtures::tiny()).unwrap();
         let original = std::fs::read(&file).unwrap();
 
         // Another version than the file's: an error, and the file is untouched.

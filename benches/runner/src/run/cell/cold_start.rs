@@ -14,7 +14,7 @@ use harness::contract::Command;
 use harness::ipc::{self, Transport};
 use harness::results::{IpcCosts, Measurement, WallTime};
 
-use crate::adapter;
+use crate::process::adapter;
 
 const PROCESS_TIMEOUT: Duration = Duration::from_secs(30);
 

@@ -13,7 +13,7 @@ use harness::payload;
 use harness::scenario::{self, Kind};
 use harness::wire;
 
-use crate::{adapter, exec};
+use crate::{process::adapter, process::exec};
 
 #[derive(Debug)]
 pub enum Verdict {

@@ -4,7 +4,7 @@
 //! the samples for one-round cells), and whether a ratio is beyond a threshold.
 
 use harness::results::WallTime;
-pub use harness::stats::{median, median_of_sorted};
+pub use harness::stats::median;
 
 /// Samples each run needs for the rank test; with fewer, the 95% intervals
 /// of the medians decide.

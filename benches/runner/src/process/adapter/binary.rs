@@ -9,8 +9,8 @@ use anyhow::{bail, Context, Result};
 use harness::cli::{Listing, ScenarioSupport};
 use harness::contract::Command;
 
-use crate::adapter;
 use crate::matrix::AdapterEntry;
+use crate::process::adapter;
 
 /// `--bin-dir`, else `$DBUS_MATRIX_BIN_DIR`, else the runner's own directory
 /// (cargo puts every binary of the workspace side by side).

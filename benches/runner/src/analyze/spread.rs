@@ -22,10 +22,10 @@ use std::path::PathBuf;
 use harness::results::{Cell, CellKey, ResultsFile};
 use serde::Serialize;
 
-use crate::export::table::{self, duration};
-use crate::history::RunLabel;
-use crate::selection::CellSelection;
-use crate::stats::median;
+use crate::analyze::history::RunLabel;
+use crate::analyze::selection::CellSelection;
+use crate::analyze::stats::median;
+use crate::export::model::table::{self, duration};
 
 /// The target when neither `--target` nor the files' profile sets one.
 pub const DEFAULT_TARGET: f64 = 0.03;
@@ -201,7 +201,7 @@ pub fn spread(runs: &[(PathBuf, ResultsFile)], opts: &SpreadOptions) -> anyhow::
     let (groups, call_void) = group_summaries(&cells);
     let mut differences = Vec::new();
     for ((_, r), name) in runs[1..].iter().zip(&names[1..]) {
-        for d in crate::compare::differences(&runs[0].1, r) {
+        for d in crate::analyze::compare::differences(&runs[0].1, r) {
             differences.push(format!("{name} against {}: {d}", names[0]));
         }
     }

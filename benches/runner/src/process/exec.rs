@@ -189,7 +189,7 @@ pub fn kill_group(pgid: i32) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scratch::Scratch;
+    use crate::process::scratch::Scratch;
 
     #[test]
     fn reasons_leave_out_backtraces_and_the_backtrace_hint() {

@@ -4,6 +4,10 @@
 //! kept running and talked to line by line ([`Running`]: servers,
 //! subscribers, the counted client), killed with its group on drop.
 
+mod binary;
+
+pub use binary::*;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::process::CommandExt;
 use std::path::Path;
@@ -14,7 +18,8 @@ use std::time::{Duration, Instant};
 
 use harness::contract::{self, Command as AdapterCommand};
 
-use crate::{exec, placement};
+use crate::placement;
+use crate::process::exec;
 
 /// Set in every adapter's environment; a runner that finds it set was
 /// started as an adapter and refuses to run (no recursion, whatever the

@@ -34,7 +34,7 @@ use harness::contract::{self, Repeat, GO, WINDOW_BEGIN, WINDOW_END};
 use harness::ipc::Transport;
 use harness::results::{IpcCosts, ProcessCost};
 
-use crate::adapter::Running;
+use crate::process::adapter::Running;
 
 /// The counted windows last about this share of the profile's measurement time.
 pub const WINDOW_SHARE: f64 = 0.25;

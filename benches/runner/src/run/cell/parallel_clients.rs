@@ -15,8 +15,10 @@ use harness::contract::{Command, Repeat, GO, WINDOW_BEGIN, WINDOW_END};
 use harness::ipc::Transport;
 use harness::results::{IpcCosts, Measurement, WallTime};
 
-use crate::adapter::Running;
-use crate::costs::{self, Participant, Snapshot};
+use super::CellContext;
+use crate::measure::costs::{self, Participant, Snapshot};
+use crate::process::adapter::Running;
+use crate::run::bus_session::BusSession;
 
 /// The adapter scenario every client repeats.
 const CALL: &str = "call/void";
@@ -166,6 +168,39 @@ fn calibrate(p: &Parallel, interrupted: &AtomicBool) -> Result<f64, String> {
     one.send(GO)?;
     one.finish(interrupted)?;
     Ok(elapsed.as_nanos() as f64 / CALIBRATION_CALLS as f64)
+}
+
+/// A parallel-clients cell on its bus session: the server's and the bus
+/// daemon's processes counted beside the clients.
+pub(super) fn measure_on(
+    ctx: &CellContext,
+    session: &BusSession,
+    server_id: &str,
+    bin: &Path,
+    transport: &Transport,
+    clients: usize,
+) -> Result<Measurement, String> {
+    let mut others = Vec::new();
+    if let Some(pid) = session.server_pid(server_id) {
+        others.push(Participant {
+            role: "server",
+            pids: vec![pid],
+        });
+    }
+    let bus = session.bus_pids();
+    if !bus.is_empty() {
+        others.push(Participant { role: "bus", pids: bus });
+    }
+    let parallel = Parallel {
+        bin,
+        transport,
+        clients,
+        samples: ctx.profile.sample_size,
+        measurement: Duration::from_secs_f64(ctx.profile.measurement),
+        others,
+        timeout: ctx.timeout,
+    };
+    measure(&parallel, ctx.interrupted)
 }
 
 #[cfg(test)]

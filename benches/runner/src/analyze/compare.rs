@@ -20,8 +20,8 @@ use std::fmt::Write;
 use harness::results::{Cell, CellKey, CellStatus, Outcome, ResultsFile, Role, WallTime};
 use serde::Serialize;
 
-use crate::export::table;
-use crate::stats::{self, Direction, Significance};
+use crate::analyze::stats::{self, Direction, Significance};
+use crate::export::model::table;
 
 #[derive(Clone, Debug)]
 pub struct CompareOptions {

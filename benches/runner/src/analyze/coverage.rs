@@ -9,8 +9,8 @@ use std::fmt::Write;
 use harness::ipc::{needs_bus, IpcOp};
 use harness::scenario::{self, Kind};
 
-use crate::adapters::Described;
 use crate::matrix::{AdapterEntry, Matrix};
+use crate::process::adapter::Described;
 
 /// What one adapter supports, counted over the matrix's scenarios.
 struct Row {

@@ -23,9 +23,9 @@ use std::path::PathBuf;
 use harness::results::{Cell, CellKey, ResultsFile, Role, WallTime};
 use serde::Serialize;
 
-use crate::export::table::{self, duration};
-use crate::selection::CellSelection;
-use crate::stats::{self, median, Direction};
+use crate::analyze::selection::CellSelection;
+use crate::analyze::stats::{self, median, Direction};
+use crate::export::model::table::{self, duration};
 
 #[derive(Clone, Debug)]
 pub struct HistoryOptions {

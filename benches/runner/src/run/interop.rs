@@ -14,11 +14,11 @@ use anyhow::{bail, Result};
 use harness::contract::{self, Command};
 use harness::results::{InteropCheck, InteropPair, InteropStatus, InteropTable};
 
-use crate::adapters::{self, Described};
 use crate::matrix::{AdapterEntry, Matrix};
 use crate::placement::Placement;
+use crate::process::adapter::{self, Described};
+use crate::process::scratch::Scratch;
 use crate::run::BusSession;
-use crate::scratch::Scratch;
 
 /// What every pair is checked with by default: two calls with arguments or
 /// replies of different shapes, an empty one, and a property read.
@@ -80,7 +80,7 @@ pub fn check(opts: &Options, interrupted: &AtomicBool) -> Result<InteropTable> {
         }
     }
     if let Some(id) = &opts.reference {
-        crate::roles::check_reference(opts.matrix, "--reference", id)?;
+        crate::matrix::roles::check_reference(opts.matrix, "--reference", id)?;
     }
     let selected: Vec<&AdapterEntry> = opts
         .matrix
@@ -118,11 +118,11 @@ pub fn check(opts: &Options, interrupted: &AtomicBool) -> Result<InteropTable> {
     crate::run::check_socket_room(&[bus], &involved, scratch.path())?;
     let mut parties = Vec::new();
     // Every missing binary named at once, before any adapter is asked.
-    let binaries = adapters::binaries(&opts.bin_dir, &involved)?;
+    let binaries = adapter::binaries(&opts.bin_dir, &involved)?;
     for (a, bin) in involved.iter().zip(binaries) {
-        let described = adapters::describe(&bin, scratch.path(), interrupted).map_err(|e| format!("{e:#}"));
+        let described = adapter::describe(&bin, scratch.path(), interrupted).map_err(|e| format!("{e:#}"));
         if let Ok(d) = &described {
-            adapters::check_identity(a, &bin, d)?;
+            adapter::check_identity(a, &bin, d)?;
         }
         parties.push(Party {
             entry: a,
@@ -214,7 +214,7 @@ fn one_check(
         transport: Some(transport),
         ack_fifo: None,
     });
-    let out = crate::adapter::run(&client.bin, &repeat, None, scratch, CHECK_TIMEOUT, interrupted, None)?;
+    let out = crate::process::adapter::run(&client.bin, &repeat, None, scratch, CHECK_TIMEOUT, interrupted, None)?;
     Ok(if let Some(reason) = out.unsupported_reason() {
         check(
             InteropStatus::Unsupported,

@@ -1,0 +1,13 @@
+//! The operations behind the reading commands (as cargo's `ops` sit apart
+//! from its `commands`): [`compare`], [`history`], [`spread`] over results
+//! files with their [`stats`] and cell [`selection`], [`build_times`],
+//! the [`coverage`] table, and [`verify`] (every adapter does the same work).
+
+pub mod build_times;
+pub mod compare;
+pub mod coverage;
+pub mod history;
+pub mod selection;
+pub mod spread;
+pub mod stats;
+pub mod verify;

@@ -1,0 +1,7 @@
+//! What is counted beside timing: a cell's process costs (CPU time, memory,
+//! context switches: [`costs`]), instructions under callgrind
+//! ([`instructions`]), and an adapter binary's loaded size ([`binsize`]).
+
+pub mod binsize;
+pub mod costs;
+pub mod instructions;
