@@ -233,10 +233,27 @@ int main(int argc, char **argv) {
         else if (i + 1 < argc) flags[nflags++] = (flag_t){argv[i] + 2, argv[i + 1]}, i++;
         else usage("a flag without a value");
     }
-    static const char *known[] = {"scenario", "result", "criterion-dir", "sample-size", "warm-up", "measurement", "nresamples", "timer", "budget", "bus-address", "bus-socket", "service-name", "p2p-socket", "ack-fifo", "iterations", "windows", "connections", "extra-rules", NULL};
+    /* The flags each command takes (contract.rs), this parser's own table;
+     * runner/tests/program_parsers.rs checks it against the contract. */
+#define TRANSPORT_FLAGS "bus-address", "bus-socket", "service-name", "p2p-socket"
+    static const struct { const char *command, *flags[16]; } known[] = {
+        {"list", {NULL}},
+        {"emit", {"scenario", NULL}},
+        {"demarshal", {"scenario", NULL}},
+        {"bench", {"scenario", "result", "criterion-dir", "sample-size", "warm-up", "measurement", "nresamples", "timer",
+                   "budget", "ack-fifo", TRANSPORT_FLAGS, NULL}},
+        {"repeat", {"scenario", "iterations", "windows", "ack-fifo", TRANSPORT_FLAGS, NULL}},
+        {"serve", {TRANSPORT_FLAGS, NULL}},
+        {"subscribe", {"connections", "extra-rules", "ack-fifo", TRANSPORT_FLAGS, NULL}},
+        {"cold-start", {TRANSPORT_FLAGS, NULL}},
+    };
+    const char *const *takes = NULL;
+    for (size_t k = 0; k < sizeof known / sizeof known[0]; k++)
+        if (!strcmp(cmd, known[k].command)) takes = known[k].flags;
+    if (!takes) usage("unknown command");
     for (int i = 0; i < nflags; i++) {
         int ok = 0;
-        for (int k = 0; known[k]; k++) ok |= !strcmp(flags[i].name, known[k]);
+        for (int k = 0; takes[k]; k++) ok |= !strcmp(flags[i].name, takes[k]);
         if (!ok) usage("unknown flag");
     }
     transport_t t;
@@ -244,7 +261,7 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "serve")) return transport(&t, 1), serve(&t);
     if (!strcmp(cmd, "cold-start")) return transport(&t, 1), cold_start(&t);
     if (!strcmp(cmd, "subscribe"))
-        return transport(&t, 1), subscribe(&t, (int)number("connections", 1, 0), (int)number("extra-rules", dflt_of("subscribe", "extra-rules"), 0), required("ack-fifo"));
+        return transport(&t, 1), subscribe(&t, (int)number("connections", atof(required("connections")), 0), (int)number("extra-rules", dflt_of("subscribe", "extra-rules"), 0), required("ack-fifo"));
     int is_bench = !strcmp(cmd, "bench"), is_repeat = !strcmp(cmd, "repeat");
     if (strcmp(cmd, "emit") && strcmp(cmd, "demarshal") && !is_bench && !is_repeat) usage("unknown command");
     const char *id = required("scenario");

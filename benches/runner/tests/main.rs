@@ -34,6 +34,7 @@ mod matrix_validation;
 mod opt_in_ops;
 mod own_lockfiles;
 mod program_adapters;
+mod program_parsers;
 mod props;
 mod provenance;
 mod raw_samples;

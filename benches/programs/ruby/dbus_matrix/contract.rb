@@ -16,9 +16,16 @@ module DbusMatrix
     def self.default(command, flag) = Float(FLAGS[command][flag]["default"])
     ALLOC = "Ruby: no counting allocator (the harness's is Rust's global allocator; " \
             "ObjectSpace counts Ruby objects only)".freeze
-    KNOWN = %w[scenario result criterion-dir sample-size warm-up measurement nresamples timer budget
-               bus-address bus-socket service-name p2p-socket ack-fifo iterations windows connections
-               extra-rules].freeze
+    # The flags each command takes (contract.rs), spelled here as the parser's
+    # own table; runner/tests/program_parsers.rs checks it against the contract.
+    TRANSPORT = %w[bus-address bus-socket service-name p2p-socket].freeze
+    COMMAND_FLAGS = {
+      "list" => [], "emit" => %w[scenario], "demarshal" => %w[scenario],
+      "bench" => %w[scenario result criterion-dir sample-size warm-up measurement nresamples timer budget ack-fifo] +
+                 TRANSPORT,
+      "repeat" => %w[scenario iterations windows ack-fifo] + TRANSPORT,
+      "serve" => TRANSPORT, "subscribe" => TRANSPORT + %w[connections extra-rules ack-fifo], "cold-start" => TRANSPORT
+    }.freeze
 
     class Unsupported < StandardError; end
 
@@ -29,6 +36,7 @@ module DbusMatrix
 
     def self.parse(argv)
       usage("no command") if argv.empty?
+      known = COMMAND_FLAGS.fetch(argv[0]) { usage("unknown command #{argv[0]}") }
       flags = {}
       rest = argv[1..]
       until rest.empty?
@@ -36,7 +44,7 @@ module DbusMatrix
         usage("arguments are --name=value") unless a.start_with?("--")
         name, value = a[2..].split("=", 2)
         value ||= rest.shift or usage("a flag without a value")
-        usage("unknown flag --#{name}") unless KNOWN.include?(name)
+        usage("unknown flag --#{name} for #{argv[0]}") unless known.include?(name)
         flags[name] = value
       end
       [argv[0], flags]
@@ -238,6 +246,7 @@ module DbusMatrix
       when "list" then puts JSON.pretty_generate(listing(lib))
       when "serve" then lib.serve(transport(flags, true), -> { puts CONTRACT["ready"]; $stdout.flush })
       when "subscribe"
+        usage("the argument --connections is required") unless flags["connections"]
         subscribe(lib, transport(flags, true), number(flags, "connections", 1, 0).to_i,
                   number(flags, "extra-rules", default("subscribe", "extra-rules"), 0).to_i, flags["ack-fifo"] || usage("the argument --ack-fifo is required"))
       when "cold-start" then lib.cold_start(transport(flags, true)).each { |a, b| puts "#{a}\t#{b}" }
