@@ -8,6 +8,7 @@ mod async_adapters;
 mod bad_input;
 mod build_times;
 mod bus_faults;
+mod canon_export;
 mod cleanup;
 mod closed_stdout;
 mod cold_start_messages;

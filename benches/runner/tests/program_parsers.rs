@@ -170,14 +170,12 @@ fn probe(id: &str, program: &PathBuf, commands: &[Cmd]) -> Vec<String> {
     }
     // 3. Each flag, alone, given to a command that does not take it (the
     // commands taken in turn: one call per flag keeps the test quick).
-    let mut turn = 0;
-    for flag in &all_flags {
+    for (turn, flag) in all_flags.iter().enumerate() {
         let others: Vec<&Cmd> = commands
             .iter()
             .filter(|c| c.flags.iter().all(|f| f.name != *flag))
             .collect();
         let c = others[turn % others.len()];
-        turn += 1;
         expect(
             format!("{} refuses --{flag}", c.name),
             vec![c.name.clone(), arg(flag, "1")],
