@@ -111,6 +111,8 @@ let
               (a.library != "dbus-python" || hasInfix "--prefix GI_TYPELIB_PATH : ${pkgs.glib.out}/lib/girepository-1.0" p.stubArgs.buildCommand)
               (hasInfix "cp -r " p.stubArgs.buildCommand)
               (builtins.pathExists (root + "/benches/programs/python/dbus_matrix_py/contract.py"))
+              # The canon the Python programs load (docs/canon.md), in the copied directory.
+              (builtins.pathExists (root + "/benches/programs/canon.json"))
               (p.meta.mainProgram == a.package)
             ])
         else
@@ -122,6 +124,8 @@ let
               (elem pkgs.pkg-config.outPath (outPaths p.stubArgs.nativeBuildInputs))
               (elem pkgs.dbus.dev.outPath (outPaths p.stubArgs.buildInputs))
               (builtins.pathExists "${p.stubArgs.src}/${a.program}")
+              # The canon's C header (docs/canon.md) is in the program's own directory.
+              (builtins.pathExists "${p.stubArgs.src}/canon_data.h")
               (hasInfix "sh ./${a.program} list" p.stubArgs.buildPhase)
               (hasInfix "$out/bin/${a.package}" p.stubArgs.installPhase)
             ]);
@@ -172,6 +176,8 @@ let
           (sameSet (attrNames packages) (map (a: a.id) nixAdapters ++ [ "dbus-matrix" "default" ])))
         (c "the builds' source has the program adapters (benches/programs/), which the runner's tests run" (allOf [
           (builtins.pathExists "${deps.stubArgs.src}/programs/python/dbus_matrix_py/contract.py")
+          # The canon the harness test compares and the programs load (docs/canon.md).
+          (builtins.pathExists "${deps.stubArgs.src}/programs/canon.json")
           (all (a: builtins.pathExists "${deps.stubArgs.src}/${substring 8 (stringLength a.path - 8) a.path}/${a.program}") programAdapters)
         ]))
         (c "the shared deps are one buildDepsOnly of the whole workspace" (allOf [

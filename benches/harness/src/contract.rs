@@ -276,6 +276,13 @@ impl Argv {
     }
 }
 
+/// The adapter command line as clap describes it: every command with its
+/// flags, defaults and choices (exported by `crate::canon`, against which the
+/// Python, Ruby and C parsers are tested).
+pub fn command_line() -> clap::Command {
+    Args::command()
+}
+
 // What clap parses; turned into a `Command` by `into_command`.
 
 #[derive(Parser)]

@@ -9,7 +9,12 @@ pub struct Digest {
     h: u64,
 }
 
-const K: u64 = 0x517c_c1b7_2722_0a95;
+/// The multiplier of each mixing step (exported by `crate::canon`).
+pub const K: u64 = 0x517c_c1b7_2722_0a95;
+/// The state before the first word.
+pub const INIT: u64 = 0xcbf2_9ce4_8422_2325;
+/// The left rotation of each mixing step.
+pub const ROTATE: u32 = 5;
 
 impl Default for Digest {
     fn default() -> Self {
@@ -19,14 +24,12 @@ impl Default for Digest {
 
 impl Digest {
     pub fn new() -> Self {
-        Digest {
-            h: 0xcbf2_9ce4_8422_2325,
-        }
+        Digest { h: INIT }
     }
 
     #[inline]
     fn word(&mut self, w: u64) {
-        self.h = (self.h.rotate_left(5) ^ w).wrapping_mul(K);
+        self.h = (self.h.rotate_left(ROTATE) ^ w).wrapping_mul(K);
     }
 
     #[inline]

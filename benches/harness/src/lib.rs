@@ -15,6 +15,7 @@
 pub mod adapter;
 pub mod address;
 pub mod alloc;
+pub mod canon;
 pub mod cli;
 pub mod contract;
 pub mod digest;

@@ -115,7 +115,7 @@ def _bench_interface(service_name):
 
         @dbus_method()
         def RelationSet(self) -> "a(so)":  # noqa: F821
-            return [[service_name, canon.object_path(i)] for i in range(10)]
+            return [[service_name, p] for p in canon.object_paths()]
 
         @dbus_method()
         def EchoBytes(self, value: "ay") -> "ay":  # noqa: F821

@@ -101,7 +101,7 @@ class Bench(dbus.service.Object):
 
     @dbus.service.method(canon.BENCH_INTERFACE, in_signature="", out_signature="a(so)")
     def RelationSet(self):
-        return [(self.name, dbus.ObjectPath(canon.object_path(i))) for i in range(10)]
+        return [(self.name, dbus.ObjectPath(p)) for p in canon.object_paths()]
 
     @dbus.service.method(canon.BENCH_INTERFACE, in_signature="ay", out_signature="ay", byte_arrays=True, message_keyword="msg")
     def EchoBytes(self, v, msg):

@@ -7,7 +7,9 @@
 #include <stdint.h>
 #include <dbus/dbus.h>
 
-/* --- canon.c: the canonical values, the digest, the service ------------- */
+#include "canon_data.h" /* generated: dbus-matrix canon --format c-header */
+
+/* --- canon.c: the canon's tables as the adapter uses them, the digest ---- */
 typedef struct { uint64_t h; } digest_t;
 void d_init(digest_t *d);
 void d_u64(digest_t *d, uint64_t v);
@@ -16,23 +18,24 @@ void d_len(digest_t *d, uint64_t n);
 void d_bytes(digest_t *d, const void *b, size_t n);
 void d_str(digest_t *d, const char *s);
 
-#define PATH "/io/killing/spark"
-#define INTERFACE "io.killing.spark"
-#define MEMBER "TestSignal"
-#define OBJECT_PATH "/io/killing/spark"
-#define BENCH_INTERFACE "io.killing.spark.Bench"
-#define PROPERTY "Items"
-#define SIGNAL_NAME "Ping"
-#define SIGNAL_TEXT "Testtest"
-#define PROPS_INTERFACE "org.freedesktop.DBus.Properties"
-#define INVALID_ARGS "org.freedesktop.DBus.Error.InvalidArgs"
+#define PATH CANON_SIGNAL_PATH
+#define INTERFACE CANON_SIGNAL_INTERFACE
+#define MEMBER CANON_SIGNAL_MEMBER
+#define OBJECT_PATH CANON_OBJECT_PATH
+#define BENCH_INTERFACE CANON_INTERFACE
+#define PROPERTY CANON_PROPERTY
+#define SIGNAL_NAME CANON_SIGNAL
+#define SIGNAL_TEXT CANON_SIGNAL_TEXT
+#define PROPS_INTERFACE CANON_STD_PROPERTIES
 
-/* One body: `units` units of st(ts)a{si}atas, or (asv) an a{sv} of strings. */
+/* One body: `units` units of st(ts)a{si}atas, or (asv) an a{sv} of strings;
+ * the unit's scalars (s, t, st, the dict values) are spec's. */
 typedef struct {
+    const canon_payload_t *spec;
     int asv;
     int units;
     int dict_len, at_len, as_len;
-    const char **dict_keys; /* dict values are all 1234567 */
+    const char **dict_keys; /* values: spec->dict_values */
     uint64_t *at;
     const char **as;
     const char **asv_keys; /* asv values equal the keys */
@@ -47,16 +50,16 @@ typedef enum {
     OP_GET_ALL, OP_MANAGED_OBJECTS, OP_FD_PASSING
 } op_kind;
 typedef struct { op_kind kind; int method; long n; } op_t;
-typedef struct { const char *slug, *member, *in, *out; } method_t;
-extern const method_t METHODS[];
-#define N_METHODS 9
+typedef canon_method_t method_t;
+#define METHODS CANON_METHODS
+#define N_METHODS CANON_N_METHODS
 
 /* A scenario: kind 'm' marshal, 'd' demarshal (payload), 'i' IPC (op). */
 /* driven: 0 the adapter's own cell; 'p' parallel clients, 'r' match rules:
  * runner-driven cells (scenario.rs `Driver`), listed as the op the runner
  * runs (call/void, signal/fanout/1). */
-typedef struct { char id[64]; char kind; char payload[16]; op_t op; char driven; } scenario_t;
-#define MAX_SCENARIOS 128
+typedef struct { char id[64]; char kind; char payload[16]; op_t op; char driven; const canon_scenario_t *canon; } scenario_t;
+#define MAX_SCENARIOS CANON_N_SCENARIOS
 int scenarios(scenario_t *out); /* fills up to MAX_SCENARIOS; returns the count */
 const char *runner_needs_bus(const scenario_t *s);
 uint64_t expected_digest(op_t op, const char *service_name);
@@ -87,8 +90,8 @@ int client_op(client_t *c, uint64_t *digest, char *err, size_t errlen);
 void client_release(client_t *c);
 
 /* --- fd_passing.c: call/fd-passing/<n> (harness/src/ipc/fd_passing.rs) ------- */
-#define FD_INTERFACE "io.killing.spark.BenchFd"
-#define READ_FD "ReadFd"
+#define FD_INTERFACE CANON_FD_INTERFACE
+#define READ_FD CANON_READ_FD
 DBusMessage *fd_passing_answer(DBusMessage *m, const char *member, const char *sig); /* the server's reply */
 int fd_passing_memfd(long n); /* the client's memfd of echo_payload(n), or -1 */
 int fd_passing_call(DBusConnection *conn, const char *destination, int memfd, uint64_t *digest, char *err,
@@ -97,7 +100,6 @@ int fd_passing_call(DBusConnection *conn, const char *destination, int memfd, ui
 /* --- props.c: property/get-all/<n>, objects/get-managed-objects/<n> (harness/src/ipc/props.rs) -- */
 /* The server's reply when the call is to one of these objects, else NULL. */
 DBusMessage *props_answer(DBusMessage *m, const char *path, const char *iface, const char *member, const char *sig);
-uint64_t props_expected_digest(op_t op);
 int props_get_all_call(DBusConnection *conn, const char *destination, long n, uint64_t *digest, char *err,
                        size_t errlen);
 int props_managed_objects_call(DBusConnection *conn, const char *destination, long n, uint64_t *digest, char *err,

@@ -6,23 +6,20 @@
 
 #include "adapter.h"
 
-static const uint64_t U64_MAX = UINT64_MAX;
-static const char *TESTTEST = "Testtest", *TESTTEST2 = "TesttestTestest";
-
 static void append_unit(DBusMessageIter *it, const body_t *b) {
     DBusMessageIter st, arr, entry;
-    dbus_int32_t v = 1234567;
-    dbus_message_iter_append_basic(it, DBUS_TYPE_STRING, &TESTTEST);
-    dbus_message_iter_append_basic(it, DBUS_TYPE_UINT64, &U64_MAX);
+    const canon_payload_t *p = b->spec;
+    dbus_message_iter_append_basic(it, DBUS_TYPE_STRING, &p->s);
+    dbus_message_iter_append_basic(it, DBUS_TYPE_UINT64, &p->t);
     dbus_message_iter_open_container(it, DBUS_TYPE_STRUCT, NULL, &st);
-    dbus_message_iter_append_basic(&st, DBUS_TYPE_UINT64, &U64_MAX);
-    dbus_message_iter_append_basic(&st, DBUS_TYPE_STRING, &TESTTEST2);
+    dbus_message_iter_append_basic(&st, DBUS_TYPE_UINT64, &p->st0);
+    dbus_message_iter_append_basic(&st, DBUS_TYPE_STRING, &p->st1);
     dbus_message_iter_close_container(it, &st);
     dbus_message_iter_open_container(it, DBUS_TYPE_ARRAY, "{si}", &arr);
     for (int i = 0; i < b->dict_len; i++) {
         dbus_message_iter_open_container(&arr, DBUS_TYPE_DICT_ENTRY, NULL, &entry);
         dbus_message_iter_append_basic(&entry, DBUS_TYPE_STRING, &b->dict_keys[i]);
-        dbus_message_iter_append_basic(&entry, DBUS_TYPE_INT32, &v);
+        dbus_message_iter_append_basic(&entry, DBUS_TYPE_INT32, &p->dict_values[i]);
         dbus_message_iter_close_container(&arr, &entry);
     }
     dbus_message_iter_close_container(it, &arr);

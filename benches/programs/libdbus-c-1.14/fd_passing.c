@@ -14,7 +14,9 @@
 #include "adapter.h"
 
 /* ipc/fd_passing.rs FD_READ_LIMIT: the largest scenario size. */
-#define FD_READ_LIMIT 1048576
+#define FD_READ_LIMIT CANON_FD_READ_LIMIT
+#define DECIMAL(x) #x
+#define DECIMAL_OF(x) DECIMAL(x)
 
 /* The whole file behind fd, read with pread from offset 0 (the fd shares the
  * sender's offset), digested as the harness's fd_digest; a file over
@@ -51,7 +53,7 @@ DBusMessage *fd_passing_answer(DBusMessage *m, const char *member, const char *s
     close(fd); /* our duplicate: no fd kept per call */
     if (failed == -2)
         return dbus_message_new_error(m, DBUS_ERROR_INVALID_ARGS,
-                                      "the passed file is larger than the 1048576 bytes ReadFd reads");
+                                      "the passed file is larger than the " DECIMAL_OF(FD_READ_LIMIT) " bytes ReadFd reads");
     if (failed) return dbus_message_new_error(m, DBUS_ERROR_FAILED, "reading the passed fd failed");
     DBusMessage *r = dbus_message_new_method_return(m);
     dbus_uint64_t out = digest;

@@ -37,21 +37,16 @@ static void disconnect(DBusConnection *c) {
     dbus_connection_unref(c);
 }
 
-static char ping_rule[256];
-static const char *rule_of_ping(void) {
-    snprintf(ping_rule, sizeof ping_rule, "type='signal',interface='%s',member='%s',path='%s'", BENCH_INTERFACE,
-             SIGNAL_NAME, OBJECT_PATH);
-    return ping_rule;
-}
+static const char *rule_of_ping(void) { return CANON_PING_RULE; }
 
 /* --- the server ------------------------------------------------------------ */
 static const char *service_name;
 
 static void append_items_variant(DBusMessageIter *it) {
     DBusMessageIter var, arr, st;
-    dbus_message_iter_open_container(it, DBUS_TYPE_VARIANT, "a(ss)", &var);
+    dbus_message_iter_open_container(it, DBUS_TYPE_VARIANT, CANON_PROPERTY_SIGNATURE, &var);
     dbus_message_iter_open_container(&var, DBUS_TYPE_ARRAY, "(ss)", &arr);
-    for (int i = 0; i < 10; i++) {
+    for (int i = 0; i < CANON_N_ITEMS; i++) {
         const char *a = item_id(i), *b = item_name(i);
         dbus_message_iter_open_container(&arr, DBUS_TYPE_STRUCT, NULL, &st);
         dbus_message_iter_append_basic(&st, DBUS_TYPE_STRING, &a);
@@ -70,7 +65,7 @@ static DBusMessage *wrong_signature(DBusMessage *m, const char *expected, const 
     char text[256];
     snprintf(text, sizeof text, "%s takes arguments of signature \"%s\", not \"%s\"", dbus_message_get_member(m),
              expected, got);
-    return error(m, INVALID_ARGS, text);
+    return error(m, DBUS_ERROR_INVALID_ARGS, text);
 }
 
 static DBusMessage *properties(DBusMessage *m, const char *member, const char *sig) {
@@ -115,7 +110,7 @@ static DBusMessage *bench(DBusMessage *m, const char *member) {
     dbus_message_iter_init(m, &in);
     dbus_message_iter_init_append(r, &out);
     if (!strcmp(member, "OutInt")) {
-        dbus_int32_t v = 42;
+        dbus_int32_t v = CANON_OUT_INT;
         dbus_message_iter_append_basic(&out, DBUS_TYPE_INT32, &v);
     } else if (!strcmp(member, "InOutInt")) {
         dbus_int32_t v;
@@ -123,7 +118,7 @@ static DBusMessage *bench(DBusMessage *m, const char *member) {
         v += 1;
         dbus_message_iter_append_basic(&out, DBUS_TYPE_INT32, &v);
     } else if (!strcmp(member, "OutString")) {
-        const char *s = "TesttestTestest";
+        const char *s = CANON_OUT_STRING;
         dbus_message_iter_append_basic(&out, DBUS_TYPE_STRING, &s);
     } else if (!strcmp(member, "InOutString")) {
         const char *s;
@@ -133,7 +128,7 @@ static DBusMessage *bench(DBusMessage *m, const char *member) {
         int many = !strcmp(member, "RelationSet");
         DBusMessageIter *into = &out;
         if (many) dbus_message_iter_open_container(&out, DBUS_TYPE_ARRAY, "(so)", &arr), into = &arr;
-        for (int i = 0; i < (many ? 10 : 1); i++) {
+        for (int i = 0; i < (many ? CANON_N_ITEMS : 1); i++) {
             const char *p = object_path_of(i);
             dbus_message_iter_open_container(into, DBUS_TYPE_STRUCT, NULL, &st);
             dbus_message_iter_append_basic(&st, DBUS_TYPE_STRING, &service_name);
@@ -141,7 +136,7 @@ static DBusMessage *bench(DBusMessage *m, const char *member) {
             dbus_message_iter_close_container(into, &st);
         }
         if (many) dbus_message_iter_close_container(&out, &arr);
-    } else if (!strcmp(member, "EchoBytes")) {
+    } else if (!strcmp(member, CANON_ECHO_BYTES)) {
         DBusMessageIter bytes;
         const unsigned char *b;
         int n;
@@ -159,7 +154,7 @@ static DBusMessage *route(DBusMessage *m) {
     const char *member = dbus_message_get_member(m), *sig = dbus_message_get_signature(m);
     const char *in = NULL;
     for (int i = 0; i <= N_METHODS; i++)
-        if (!strcmp(member, i < N_METHODS ? METHODS[i].member : "EchoBytes")) in = i < N_METHODS ? METHODS[i].in : "ay";
+        if (!strcmp(member, i < N_METHODS ? METHODS[i].member : CANON_ECHO_BYTES)) in = i < N_METHODS ? METHODS[i].in : "ay";
     if (!iface) {
         iface = in ? BENCH_INTERFACE
               : !strcmp(member, "Introspect") ? DBUS_INTERFACE_INTROSPECTABLE
@@ -231,7 +226,7 @@ int serve(const transport_t *t) {
     }
     service_name = t->service_name;
     dbus_connection_add_filter(c, on_message, NULL, NULL);
-    printf("READY\n");
+    printf("%s\n", CANON_READY);
     fflush(stdout);
     while (dbus_connection_read_write_dispatch(c, -1)) {
     }
@@ -279,7 +274,7 @@ static DBusConnection *subscriber(const transport_t *t, int extra_rules, char *e
     dbus_bus_add_match(c, rule_of_ping(), &e);
     for (int i = 0; i < extra_rules && !dbus_error_is_set(&e); i++) {
         char rule[160];
-        snprintf(rule, sizeof rule, "type='signal',interface='%s',member='NoSuchSignal%d'", BENCH_INTERFACE, i);
+        snprintf(rule, sizeof rule, CANON_NONMATCHING_RULE, i);
         dbus_bus_add_match(c, rule, &e);
     }
     if (dbus_error_is_set(&e)) {
@@ -300,7 +295,7 @@ int subscribe(const transport_t *t, int connections, int extra_rules, const char
     for (int i = 0; i < connections; i++)
         if (!(subs[i] = subscriber(t, i == 0 ? extra_rules : 0, err, sizeof err)))
             return fprintf(stderr, "error: subscriber %d: %s\n", i, err), 1;
-    printf("READY\n");
+    printf("%s\n", CANON_READY);
     fflush(stdout);
     digest_t want;
     d_init(&want);
@@ -449,8 +444,8 @@ int client_op(client_t *c, uint64_t *digest, char *err, size_t errlen) {
     case OP_CALL: {
         const method_t *mt = &METHODS[c->op.method];
         DBusMessage *m = call(c, BENCH_INTERFACE, mt->member, err, errlen);
-        dbus_int32_t i = 7;
-        const char *s = !strcmp(mt->member, "InString") ? "Testtest" : "TesttestTestest";
+        dbus_int32_t i = CANON_IN_INT;
+        const char *s = !strcmp(mt->member, "InString") ? CANON_IN_STRING : CANON_OUT_STRING;
         if (!strcmp(mt->in, "i")) dbus_message_append_args(m, DBUS_TYPE_INT32, &i, DBUS_TYPE_INVALID);
         if (!strcmp(mt->in, "s")) dbus_message_append_args(m, DBUS_TYPE_STRING, &s, DBUS_TYPE_INVALID);
         DBusMessage *r = roundtrip(c, m, err, errlen);
@@ -484,7 +479,7 @@ int client_op(client_t *c, uint64_t *digest, char *err, size_t errlen) {
         break;
     }
     case OP_ECHO: {
-        DBusMessage *m = call(c, BENCH_INTERFACE, "EchoBytes", err, errlen);
+        DBusMessage *m = call(c, BENCH_INTERFACE, CANON_ECHO_BYTES, err, errlen);
         const unsigned char *p = c->payload;
         dbus_message_append_args(m, DBUS_TYPE_ARRAY, DBUS_TYPE_BYTE, &p, (int)c->op.n, DBUS_TYPE_INVALID);
         DBusMessage *r = roundtrip(c, m, err, errlen);

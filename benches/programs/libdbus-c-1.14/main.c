@@ -13,7 +13,7 @@
 #include "adapter.h"
 
 #define ID "libdbus-c-1.14"
-static const char *RAW_SOCKET = "the raw-socket floor is measured once, by the raw baseline";
+static const char *RAW_SOCKET = CANON_RAW_SOCKET_REASON;
 static const char *ALLOC = "C: libdbus allocates with malloc; no counting allocator is linked into this program";
 
 typedef struct { const char *name, *value; } flag_t;
@@ -40,6 +40,16 @@ static const char *required(const char *name) {
     }
     return v;
 }
+
+/* The default of `command`'s flag `name` in the contract (canon_data.h CANON_FLAGS). */
+static const char *dflt_text(const char *command, const char *name) {
+    for (int i = 0; i < CANON_N_FLAGS; i++)
+        if (!strcmp(CANON_FLAGS[i].command, command) && !strcmp(CANON_FLAGS[i].flag, name) && CANON_FLAGS[i].dflt)
+            return CANON_FLAGS[i].dflt;
+    fprintf(stderr, "error: the contract gives %s --%s no default\n", command, name);
+    exit(1);
+}
+static double dflt_of(const char *command, const char *name) { return atof(dflt_text(command, name)); }
 
 static double number(const char *name, double dflt, double min) {
     const char *v = flag(name);
@@ -166,9 +176,10 @@ static double time_ops(prepared_t *p, uint64_t iterations) {
 }
 
 static void bench(prepared_t *p, uint64_t first, uint64_t throughput) {
-    int sample_size = (int)number("sample-size", 20, 1);
-    double warm_up = number("warm-up", 0.3, 1e-9) * 1e9, measurement = number("measurement", 1.0, 1e-9) * 1e9;
-    const char *budget = flag("budget"), *timer = flag("timer") ? flag("timer") : "criterion";
+    int sample_size = (int)number("sample-size", dflt_of("bench", "sample-size"), 1);
+    double warm_up = number("warm-up", dflt_of("bench", "warm-up"), 1e-9) * 1e9;
+    double measurement = number("measurement", dflt_of("bench", "measurement"), 1e-9) * 1e9;
+    const char *budget = flag("budget"), *timer = flag("timer") ? flag("timer") : dflt_text("bench", "timer");
     uint64_t iters[100001];
     double times[100001];
     int n = 0;
@@ -209,7 +220,7 @@ static void announce_and_wait(const char *what) {
     char line[64] = "";
     printf("%s\n", what);
     fflush(stdout);
-    if (!fgets(line, sizeof line, stdin) || strncmp(line, "go", 2)) fail("the window handshake", "the runner did not say go");
+    if (!fgets(line, sizeof line, stdin) || strncmp(line, CANON_GO, strlen(CANON_GO))) fail("the window handshake", "the runner did not say " CANON_GO);
 }
 
 int main(int argc, char **argv) {
@@ -222,10 +233,27 @@ int main(int argc, char **argv) {
         else if (i + 1 < argc) flags[nflags++] = (flag_t){argv[i] + 2, argv[i + 1]}, i++;
         else usage("a flag without a value");
     }
-    static const char *known[] = {"scenario", "result", "criterion-dir", "sample-size", "warm-up", "measurement", "nresamples", "timer", "budget", "bus-address", "bus-socket", "service-name", "p2p-socket", "ack-fifo", "iterations", "windows", "connections", "extra-rules", NULL};
+    /* The flags each command takes (contract.rs), this parser's own table;
+     * runner/tests/program_parsers.rs checks it against the contract. */
+#define TRANSPORT_FLAGS "bus-address", "bus-socket", "service-name", "p2p-socket"
+    static const struct { const char *command, *flags[16]; } known[] = {
+        {"list", {NULL}},
+        {"emit", {"scenario", NULL}},
+        {"demarshal", {"scenario", NULL}},
+        {"bench", {"scenario", "result", "criterion-dir", "sample-size", "warm-up", "measurement", "nresamples", "timer",
+                   "budget", "ack-fifo", TRANSPORT_FLAGS, NULL}},
+        {"repeat", {"scenario", "iterations", "windows", "ack-fifo", TRANSPORT_FLAGS, NULL}},
+        {"serve", {TRANSPORT_FLAGS, NULL}},
+        {"subscribe", {"connections", "extra-rules", "ack-fifo", TRANSPORT_FLAGS, NULL}},
+        {"cold-start", {TRANSPORT_FLAGS, NULL}},
+    };
+    const char *const *takes = NULL;
+    for (size_t k = 0; k < sizeof known / sizeof known[0]; k++)
+        if (!strcmp(cmd, known[k].command)) takes = known[k].flags;
+    if (!takes) usage("unknown command");
     for (int i = 0; i < nflags; i++) {
         int ok = 0;
-        for (int k = 0; known[k]; k++) ok |= !strcmp(flags[i].name, known[k]);
+        for (int k = 0; takes[k]; k++) ok |= !strcmp(flags[i].name, takes[k]);
         if (!ok) usage("unknown flag");
     }
     transport_t t;
@@ -233,7 +261,7 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "serve")) return transport(&t, 1), serve(&t);
     if (!strcmp(cmd, "cold-start")) return transport(&t, 1), cold_start(&t);
     if (!strcmp(cmd, "subscribe"))
-        return transport(&t, 1), subscribe(&t, (int)number("connections", 1, 0), (int)number("extra-rules", 0, 0), required("ack-fifo"));
+        return transport(&t, 1), subscribe(&t, (int)number("connections", atof(required("connections")), 0), (int)number("extra-rules", dflt_of("subscribe", "extra-rules"), 0), required("ack-fifo"));
     int is_bench = !strcmp(cmd, "bench"), is_repeat = !strcmp(cmd, "repeat");
     if (strcmp(cmd, "emit") && strcmp(cmd, "demarshal") && !is_bench && !is_repeat) usage("unknown command");
     const char *id = required("scenario");
@@ -247,7 +275,7 @@ int main(int argc, char **argv) {
     if (!s) return fprintf(stderr, "error: unknown scenario \"%s\"\n", id), 1;
     if (s->kind == 'i') {
         const char *why = ipc_unsupported(s->op, has_t && t.p2p);
-        if (why) return fprintf(stderr, "unsupported: %s\n", why), 3;
+        if (why) return fprintf(stderr, CANON_UNSUPPORTED_PREFIX "%s\n", why), CANON_EXIT_UNSUPPORTED;
     }
     prepared_t p = {.kind = s->kind, .ack_fd = -1};
     char err[512];
@@ -306,13 +334,13 @@ int main(int argc, char **argv) {
     }
     if (is_bench) return bench(&p, first, throughput), 0;
     uint64_t iterations = (uint64_t)number("iterations", 0, 0);
-    int windows = (int)number("windows", 0, 0);
+    int windows = (int)number("windows", dflt_of("repeat", "windows"), 0);
     if (!windows) time_ops(&p, iterations);
     for (int w = 0; w < windows; w++) {
         if (p.client) client_release(p.client); /* a window starts with nothing held */
-        announce_and_wait("WINDOW-BEGIN");
+        announce_and_wait(CANON_WINDOW_BEGIN);
         time_ops(&p, iterations);
-        announce_and_wait("WINDOW-END");
+        announce_and_wait(CANON_WINDOW_END);
     }
     return 0;
 }

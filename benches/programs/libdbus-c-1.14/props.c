@@ -1,5 +1,5 @@
 /* property/get-all/<n> and objects/get-managed-objects/<n>
- * (harness/src/ipc/props.rs, mirrored here: paths, names, values, digests).
+ * (harness/src/ipc/props.rs; paths, names and values from canon_data.h).
  * libdbus has no object or property layer: the server answers
  * Properties.GetAll and ObjectManager.GetManagedObjects on these paths by
  * hand, building the a{sv} with DBusMessageIter; the client is a plain
@@ -11,11 +11,9 @@
 
 #include "adapter.h"
 
-#define PROPS_PREFIX "/org/dbusmatrix/props/"
-#define OBJECTS_PREFIX "/org/dbusmatrix/objects/"
-#define GET_ALL_INTERFACE "org.dbusmatrix.Props"
-#define ITEM_INTERFACE "org.dbusmatrix.Item"
-#define OBJECT_MANAGER "org.freedesktop.DBus.ObjectManager"
+#define GET_ALL_INTERFACE CANON_GET_ALL_INTERFACE
+#define ITEM_INTERFACE CANON_ITEM_INTERFACE
+#define OBJECT_MANAGER CANON_STD_OBJECT_MANAGER
 
 /* A property: its name and a value of type 's', 'u' or 'b'. */
 typedef struct {
@@ -25,44 +23,44 @@ typedef struct {
     uint32_t u;
 } prop_t;
 
-/* props.rs `property_value`: i % 3 = 0 a string, 1 a u, 2 a b. */
-static void property(long i, prop_t *p) {
-    snprintf(p->name, sizeof p->name, "P%04ld", i);
-    switch (i % 3) {
-    case 0: p->type = 's', snprintf(p->s, sizeof p->s, "value %ld", i); break;
-    case 1: p->type = 'u', p->u = (uint32_t)(i * 7); break;
-    default: p->type = 'b', p->u = i % 2 == 0;
-    }
+static void prop_of(const canon_prop_t *c, prop_t *p) {
+    snprintf(p->name, sizeof p->name, "%s", c->name);
+    p->type = c->type, p->u = c->u;
+    snprintf(p->s, sizeof p->s, "%s", c->s ? c->s : "");
 }
 
-/* props.rs `item_properties`, in name order. */
+/* Property i of the property/get-all objects (canon_data.h CANON_PROPERTIES). */
+static void property(long i, prop_t *p) { prop_of(&CANON_PROPERTIES[i], p); }
+
+/* Child i's properties of ITEM_INTERFACE, in name order (CANON_ITEM_PROPERTIES). */
 static void item_properties(long i, prop_t p[3]) {
-    snprintf(p[0].name, sizeof p[0].name, "Enabled"), p[0].type = 'b', p[0].u = i % 2 != 0;
-    snprintf(p[1].name, sizeof p[1].name, "Id"), p[1].type = 's', snprintf(p[1].s, sizeof p[1].s, "item-%ld", i);
-    snprintf(p[2].name, sizeof p[2].name, "Index"), p[2].type = 'u', p[2].u = (uint32_t)i;
+    for (int k = 0; k < 3; k++) prop_of(&CANON_ITEM_PROPERTIES[i][k], &p[k]);
 }
 
-static int is_count(long n) { return n == 10 || n == 1000; } /* props.rs PROPS_COUNTS */
-
-/* "<prefix><n>" exactly, n one of the counts: n, else -1. */
-static long count_of(const char *path, const char *prefix) {
-    size_t len = strlen(prefix);
-    long n;
-    int used = -1;
-    if (strncmp(path, prefix, len) || sscanf(path + len, "%ld%n", &n, &used) != 1 || path[len + used]) return -1;
-    return is_count(n) ? n : -1;
+static int is_count(long n) {
+    for (int i = 0; i < CANON_N_PROPS_COUNTS; i++)
+        if (CANON_PROPS_COUNTS[i] == n) return 1;
+    return 0;
 }
 
-/* "/org/dbusmatrix/objects/<n>/o<i>" exactly: i (and *n), else -1. */
+/* `template` (one %d) filled with n exactly, n one of the counts: n, else -1. */
+static long count_of(const char *path, const char *template) {
+    for (int i = 0; i < CANON_N_PROPS_COUNTS; i++) {
+        char want[96];
+        snprintf(want, sizeof want, template, (int)CANON_PROPS_COUNTS[i]);
+        if (!strcmp(want, path)) return CANON_PROPS_COUNTS[i];
+    }
+    return -1;
+}
+
+/* CANON_OBJECT_CHILD_PATH exactly: i (and *n), else -1. */
 static long child_of(const char *path, long *n) {
-    size_t len = strlen(OBJECTS_PREFIX);
-    long i;
-    int used = -1;
-    if (strncmp(path, OBJECTS_PREFIX, len) || sscanf(path + len, "%ld/o%ld%n", n, &i, &used) != 2 || path[len + used])
-        return -1;
+    int nn, i, used = -1;
+    if (sscanf(path, CANON_OBJECT_CHILD_PATH "%n", &nn, &i, &used) != 2 || used < 0 || path[used]) return -1;
     char want[96];
-    snprintf(want, sizeof want, OBJECTS_PREFIX "%ld/o%04ld", *n, i);
-    return is_count(*n) && i >= 0 && i < *n && !strcmp(want, path) ? i : -1;
+    snprintf(want, sizeof want, CANON_OBJECT_CHILD_PATH, nn, i);
+    *n = nn;
+    return is_count(nn) && i >= 0 && i < nn && !strcmp(want, path) ? i : -1;
 }
 
 /* --- digests (props.rs: a type tag, then the value; sorted by name) -------- */
@@ -77,27 +75,6 @@ static void digest_properties(digest_t *d, prop_t *p, long n) {
     qsort(p, (size_t)n, sizeof *p, by_name);
     for (long i = 0; i < n; i++) d_str(d, p[i].name), digest_value(d, &p[i]);
     d_len(d, (uint64_t)n);
-}
-
-uint64_t props_expected_digest(op_t op) {
-    digest_t d;
-    d_init(&d);
-    prop_t *p = calloc((size_t)(op.n > 3 ? op.n : 3), sizeof *p);
-    if (op.kind == OP_GET_ALL) {
-        for (long i = 0; i < op.n; i++) property(i, &p[i]);
-        digest_properties(&d, p, op.n);
-    } else { /* children o0000… are in path order */
-        for (long i = 0; i < op.n; i++) {
-            char path[96];
-            snprintf(path, sizeof path, OBJECTS_PREFIX "%ld/o%04ld", op.n, i);
-            d_str(&d, path);
-            item_properties(i, p);
-            digest_properties(&d, p, 3);
-        }
-        d_len(&d, (uint64_t)op.n);
-    }
-    free(p);
-    return d.h;
 }
 
 /* --- the server -------------------------------------------------------------- */
@@ -142,7 +119,7 @@ static DBusMessage *managed_objects_reply(DBusMessage *m, long n) {
         char buf[96];
         const char *path = buf, *name = ITEM_INTERFACE;
         prop_t p[3];
-        snprintf(buf, sizeof buf, OBJECTS_PREFIX "%ld/o%04ld", n, i);
+        snprintf(buf, sizeof buf, CANON_OBJECT_CHILD_PATH, (int)n, (int)i);
         item_properties(i, p);
         dbus_message_iter_open_container(&objects, DBUS_TYPE_DICT_ENTRY, NULL, &object);
         dbus_message_iter_append_basic(&object, DBUS_TYPE_OBJECT_PATH, &path);
@@ -161,7 +138,7 @@ static DBusMessage *managed_objects_reply(DBusMessage *m, long n) {
 DBusMessage *props_answer(DBusMessage *m, const char *path, const char *iface, const char *member, const char *sig) {
     long n, i;
     int properties = !strcmp(iface, PROPS_INTERFACE), get_all = properties && !strcmp(member, "GetAll");
-    if ((n = count_of(path, PROPS_PREFIX)) > 0) {
+    if ((n = count_of(path, CANON_PROPS_PATH)) > 0) {
         if (!get_all) return dbus_message_new_error(m, DBUS_ERROR_UNKNOWN_METHOD, "only Properties.GetAll here");
         prop_t *p = calloc((size_t)n, sizeof *p);
         for (i = 0; i < n; i++) property(i, &p[i]);
@@ -169,7 +146,7 @@ DBusMessage *props_answer(DBusMessage *m, const char *path, const char *iface, c
         free(p);
         return r;
     }
-    if ((n = count_of(path, OBJECTS_PREFIX)) > 0) {
+    if ((n = count_of(path, CANON_OBJECTS_PATH)) > 0) {
         if (strcmp(iface, OBJECT_MANAGER) || strcmp(member, "GetManagedObjects"))
             return dbus_message_new_error(m, DBUS_ERROR_UNKNOWN_METHOD, "only ObjectManager.GetManagedObjects here");
         if (*sig) return dbus_message_new_error(m, DBUS_ERROR_INVALID_ARGS, "GetManagedObjects takes no arguments");
@@ -229,7 +206,7 @@ static DBusMessage *roundtrip(DBusConnection *conn, DBusMessage *m, char *err, s
 int props_get_all_call(DBusConnection *conn, const char *destination, long n, uint64_t *digest, char *err,
                        size_t errlen) {
     char path[64];
-    snprintf(path, sizeof path, PROPS_PREFIX "%ld", n);
+    snprintf(path, sizeof path, CANON_PROPS_PATH, (int)n);
     DBusMessage *m = dbus_message_new_method_call(destination, path, PROPS_INTERFACE, "GetAll");
     const char *interface = GET_ALL_INTERFACE;
     dbus_message_append_args(m, DBUS_TYPE_STRING, &interface, DBUS_TYPE_INVALID);
@@ -262,7 +239,7 @@ static int by_path(const void *a, const void *b) { return strcmp(((const object_
 int props_managed_objects_call(DBusConnection *conn, const char *destination, long n, uint64_t *digest, char *err,
                                size_t errlen) {
     char path[64];
-    snprintf(path, sizeof path, OBJECTS_PREFIX "%ld", n);
+    snprintf(path, sizeof path, CANON_OBJECTS_PATH, (int)n);
     DBusMessage *m = dbus_message_new_method_call(destination, path, OBJECT_MANAGER, "GetManagedObjects");
     DBusMessage *r = roundtrip(conn, m, err, errlen);
     if (!r) return -1;

@@ -243,7 +243,7 @@ class RubyDbus
     when "call"
       iface = interface_of(bus, t)
       sig_in = C::METHODS.find { |_, m, _, _| m == arg }[2]
-      args = { "i" => [7], "s" => [arg == "InString" ? "Testtest" : C::OUT_STRING], "" => [] }[sig_in]
+      args = { "i" => [C::IN_INT], "s" => [arg == "InString" ? C::IN_STRING : C::OUT_STRING], "" => [] }[sig_in]
       lambda do
         out = iface.send(arg, *args)
         d = C::Digest.new

@@ -56,6 +56,9 @@ pub(super) fn find_scenario(id: &str) -> Result<&'static Scenario> {
     })
 }
 
+/// Why every adapter but the raw baseline lists `baseline/raw-socket/<n>` unsupported.
+pub const RAW_SOCKET_REASON: &str = "the raw-socket floor is measured once, by the raw baseline";
+
 /// Why `info`'s adapter cannot do `op` (over p2p or a bus), if it cannot.
 /// The raw-socket floor is the harness's own code, run by the baseline only.
 /// Peer to peer, an op the library can do on a bus but that needs one is a
@@ -63,7 +66,7 @@ pub(super) fn find_scenario(id: &str) -> Result<&'static Scenario> {
 fn ipc_unsupported(info: &AdapterInfo, ipc: &impl Ipc, op: IpcOp, p2p: bool) -> Option<String> {
     match op {
         IpcOp::RawSocket(_) if info.library == "raw" => None,
-        IpcOp::RawSocket(_) => Some("the raw-socket floor is measured once, by the raw baseline".into()),
+        IpcOp::RawSocket(_) => Some(RAW_SOCKET_REASON.into()),
         _ => match (p2p, ipc::needs_bus(op)) {
             (true, Some(reason)) if ipc.unsupported_ipc(op, false).is_none() => Some(reason.into()),
             _ => ipc.unsupported_ipc(op, p2p),

@@ -29,7 +29,7 @@ use crate::ipc::{Ipc, Transport};
 use crate::scenario::{Kind, Scenario};
 
 pub use criterion_output::read_criterion_output;
-pub use listing::{Listing, ScenarioSupport};
+pub use listing::{Listing, ScenarioSupport, RAW_SOCKET_REASON};
 pub use timing::dbus_matrix_measured_region;
 
 /// Entry point used by `adapter_main!`: bad arguments exit 2 (clap), errors 1,

@@ -1,14 +1,28 @@
 """The canonical values, the field digest and the benchmark service, as the
-harness defines them (harness/src/payload.rs, digest.rs, ipc.rs, scenario.rs).
-Test runner/tests/program_adapters.rs checks these against the harness:
-emit output through the reference decoder, demarshal digests of the
-canonical bytes and of perturbed ones, and every IPC reply digest."""
+harness defines them: every value comes from benches/programs/canon.json,
+which `dbus-matrix canon` writes from harness/src (canon.rs) and a harness
+test keeps current (docs/canon.md); this module only turns it into Python
+values and digests what a library decoded. Test runner/tests/
+program_adapters.rs checks the result against the harness end to end: emit
+output through the reference decoder, demarshal digests of the canonical
+bytes and of perturbed ones, and every IPC reply digest."""
 
+import json
 import os
 import struct
 
+# benches/programs/canon.json: beside python/ in the repository and in Nix's
+# share/dbus-matrix/programs (nix/programs.nix copies the whole directory).
+CANON_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "canon.json")
+with open(CANON_FILE) as _f:
+    CANON = json.load(_f)
+_SERVICE = CANON["service"]
+_PROPS = CANON["props"]
+
 # --- digest.rs -------------------------------------------------------------
-_K = 0x517CC1B727220A95
+_K = CANON["digest"]["multiplier"]
+_INIT = CANON["digest"]["init"]
+_ROT = CANON["digest"]["rotate_left"]
 _M = (1 << 64) - 1
 
 
@@ -18,12 +32,11 @@ class Digest:
     __slots__ = ("h",)
 
     def __init__(self):
-        self.h = 0xCBF29CE484222325
+        self.h = _INIT
 
     def word(self, w):
         h = self.h
-        self.h = ((((h << 5) | (h >> 59)) & _M) ^ w) * _K & _M
-
+        self.h = ((((h << _ROT) | (h >> (64 - _ROT))) & _M) ^ w) * _K & _M
     def u64(self, v):
         self.word(v)
 
@@ -52,42 +65,39 @@ class Digest:
 
 
 # --- payload.rs --------------------------------------------------------------
-PATH = "/io/killing/spark"
-INTERFACE = "io.killing.spark"
-MEMBER = "TestSignal"
-SERIAL = 1
-UNIT_SIGNATURE = "st(ts)a{si}atas"
-ASV_SIGNATURE = "a{sv}"
-U64_MAX = (1 << 64) - 1
+PATH = CANON["signal"]["path"]
+INTERFACE = CANON["signal"]["interface"]
+MEMBER = CANON["signal"]["member"]
+SERIAL = CANON["signal"]["serial"]
+UNIT_SIGNATURE = CANON["signal"]["unit_signature"]
+ASV_SIGNATURE = CANON["signal"]["asv_signature"]
 
 
-def repeated_decimal(i):
-    return str(i) * 12
+def _strings(spec):
+    """Literal strings, or the decimal i repeated R times for i below N."""
+    if "strings" in spec:
+        return list(spec["strings"])
+    r = spec["decimal_repeated"]
+    return [str(i) * r for i in range(spec["count"])]
 
 
-def _unit(dict_, at, as_):
-    # (s, t, (t, s), a{si} as (key, value) pairs in wire order, at, as)
-    return ("Testtest", U64_MAX, (U64_MAX, "TesttestTestest"), dict_, at, as_)
+def _payload(spec):
+    """A body: ("units", [(s, t, (t, s), a{si} as (key, value) pairs in wire order, at, as)]) or ("asv", pairs)."""
+    if spec["kind"] == "asv":
+        return ("asv", [(k, k) for k in _strings(spec["asv"]["keys"])])
+    u = spec["units"]["unit"]
+    dict_ = [(k, v) for k, v in u["dict"]]
+    at = [u["at"]["value"]] * u["at"]["count"]
+    as_ = _strings(u["as"])
+    st = (u["st"][0], u["st"][1])
+    return ("units", [(u["s"], u["t"], st, list(dict_), list(at), list(as_)) for _ in range(spec["units"]["count"])])
+
+
+PAYLOADS = {p["name"]: (lambda p=p: _payload(p)) for p in CANON["payloads"]}
 
 
 def mixed():
-    d = [(k, 1234567) for k in "ABCDE"]
-    return ("units", [_unit(list(d), [U64_MAX] * 15, [""]) for _ in range(10)])
-
-
-def big_array():
-    return ("units", [_unit([("A", 1234567)], [0] * 10240, [""])])
-
-
-def str_array():
-    return ("units", [_unit([("A", 1234567)], [0], [repeated_decimal(i) for i in range(10240)])])
-
-
-def asv_dict():
-    return ("asv", [(repeated_decimal(i), repeated_decimal(i)) for i in range(10240)])
-
-
-PAYLOADS = {"mixed": mixed, "big-array": big_array, "str-array": str_array, "asv-dict": asv_dict}
+    return PAYLOADS["mixed"]()
 
 
 def signature(body):
@@ -124,66 +134,56 @@ def body_digest(body):
 
 
 # --- ipc.rs ------------------------------------------------------------------
-OBJECT_PATH = "/io/killing/spark"
-BENCH_INTERFACE = "io.killing.spark.Bench"
-PROPERTY = "Items"
-SIGNAL = "Ping"
-SIGNAL_TEXT = "Testtest"
-IN_INT = 7
-OUT_INT = 42
-IN_STRING = "Testtest"
-OUT_STRING = "TesttestTestest"
-ECHO_SIZES = [1, 64, 1024, 4096, 32768, 131072, 1048576]
-FANOUT_SIZES = [1, 10, 100]
-NONMATCHING_RULE_COUNTS = [10, 100, 1000, 10000]
-# Runner-driven cells (scenario.rs `Driver`): the runner runs this adapter's
-# call/void or signal/fanout/1 around them, so they are listed as those ops.
-PARALLEL_CLIENTS = [1, 2, 4, 8]
-MATCH_RULE_KINDS = ["sender", "wildcard"]
-MATCH_RULE_COUNTS = [1 << i for i in range(18)]
-IN_FLIGHT_COUNTS = [1, 10, 100, 1000]
-IDLE_CONNECTION_COUNTS = [10, 100, 1000, 10000]
-# ipc.rs `IpcOp::opt_in`: ops an adapter runs only where it says so (its
-# `implements`); elsewhere "this adapter does not implement <family> yet".
-PROPS_COUNTS = [10, 1000]
-OPT_IN_FAMILIES = {
-    "in-flight": "call/in-flight",
-    "idle-connections": "connect/idle-connections",
-    "property-get-all": "property/get-all",
-    "get-managed-objects": "objects/get-managed-objects",
-}
+OBJECT_PATH = _SERVICE["object_path"]
+BENCH_INTERFACE = _SERVICE["interface"]
+PROPERTY = _SERVICE["property"]
+PROPERTY_SIGNATURE = _SERVICE["property_signature"]
+SIGNAL = _SERVICE["signal"]
+SIGNAL_TEXT = _SERVICE["signal_text"]
+IN_INT = _SERVICE["in_int"]
+OUT_INT = _SERVICE["out_int"]
+IN_STRING = _SERVICE["in_string"]
+OUT_STRING = _SERVICE["out_string"]
+ECHO_SIZES = _SERVICE["echo_sizes"]
+FANOUT_SIZES = _SERVICE["fanout_sizes"]
+NONMATCHING_RULE_COUNTS = _SERVICE["nonmatching_rule_counts"]
+PARALLEL_CLIENTS = _SERVICE["parallel_clients"]
+MATCH_RULE_COUNTS = _SERVICE["match_rule_counts"]
+IN_FLIGHT_COUNTS = _SERVICE["in_flight_counts"]
+IDLE_CONNECTION_COUNTS = _SERVICE["idle_connection_counts"]
+PROPS_COUNTS = _SERVICE["props_counts"]
 # ipc/props.rs: the objects of property/get-all/<n> and objects/get-managed-objects/<n>.
 # A value is (signature, value) with signature "s", "u" or "b" (jeepney's variant form).
-GET_ALL_INTERFACE = "org.dbusmatrix.Props"
-ITEM_INTERFACE = "org.dbusmatrix.Item"
-OBJECT_MANAGER_INTERFACE = "org.freedesktop.DBus.ObjectManager"
+GET_ALL_INTERFACE = _PROPS["get_all_interface"]
+ITEM_INTERFACE = _PROPS["item_interface"]
+OBJECT_MANAGER_INTERFACE = CANON["standard"]["object_manager"]
 
 
 def props_path(n):
-    return "/org/dbusmatrix/props/%d" % n
+    return _PROPS["props_path"] % n
 
 
 def objects_path(n):
-    return "/org/dbusmatrix/objects/%d" % n
+    return _PROPS["objects_path"] % n
 
 
 def object_child_path(n, i):
-    return "/org/dbusmatrix/objects/%d/o%04d" % (n, i)
+    return _PROPS["object_child_path"] % (n, i)
 
 
-def property_value(i):
-    """props.rs `property_value`: i % 3 = 0 a string, 1 a u, 2 a b."""
-    return [("s", "value %d" % i), ("u", i * 7), ("b", i % 2 == 0)][i % 3]
+def _typed(row):
+    name, sig, value = row
+    return (name, (sig, value))
 
 
 def properties(n):
-    """Every property of the property/get-all/<n> object, in name order."""
-    return [("P%04d" % i, property_value(i)) for i in range(n)]
+    """Every property of the property/get-all/<n> object, in name order (ipc/props.rs)."""
+    return [_typed(row) for row in _PROPS["properties"][:n]]
 
 
 def item_properties(i):
     """props.rs `item_properties`: child i's properties of ITEM_INTERFACE, in name order."""
-    return [("Enabled", ("b", i % 2 == 1)), ("Id", ("s", "item-%d" % i)), ("Index", ("u", i))]
+    return [_typed(row) for row in _PROPS["item_properties"][i]]
 
 
 def _digest_value(d, value):
@@ -228,37 +228,35 @@ def managed_objects_digest(objects):
 
 
 # ipc/fd_passing.rs: ReadFd(h) -> t on a second interface; the memfd holds echo_payload(size).
-FD_SIZES = [4096, 1048576]
-FD_READ_LIMIT = FD_SIZES[-1]  # ipc/fd_passing.rs FD_READ_LIMIT
-FD_INTERFACE = "io.killing.spark.BenchFd"
-OPT_IN_FAMILIES["fd-passing"] = "call/fd-passing"
+FD_SIZES = _SERVICE["fd_sizes"]
+FD_READ_LIMIT = _SERVICE["fd_read_limit"]
+FD_INTERFACE = _SERVICE["fd_interface"]
+READ_FD, READ_FD_IN, READ_FD_OUT = _SERVICE["read_fd"]
 
 # (slug, member, in signature, out signature), in Method::ALL order.
-METHODS = [
-    ("void", "Void", "", ""),
-    ("in-int", "InInt", "i", ""),
-    ("out-int", "OutInt", "", "i"),
-    ("in-out-int", "InOutInt", "i", "i"),
-    ("in-string", "InString", "s", ""),
-    ("out-string", "OutString", "", "s"),
-    ("in-out-string", "InOutString", "s", "s"),
-    ("object-ref", "ObjectRef", "", "(so)"),
-    ("relation-set", "RelationSet", "", "a(so)"),
-]
-ECHO_BYTES = "EchoBytes"
-INTERFACE_METHODS = [(m, i, o) for _, m, i, o in METHODS] + [(ECHO_BYTES, "ay", "ay")]
+METHODS = [(m["slug"], m["member"], m["in"], m["out"]) for m in _SERVICE["methods"]]
+ECHO_BYTES = _SERVICE["echo_bytes"]
+INTERFACE_METHODS = [tuple(m) for m in _SERVICE["interface_methods"]]
+_OBJECT_PATHS = _SERVICE["object_paths"]
+_ITEMS = [tuple(i) for i in _SERVICE["items"]]
 
 
 def object_path(i):
-    return "%s/object/%d" % (OBJECT_PATH, i)
+    return _OBJECT_PATHS[i]
+
+
+def object_paths():
+    """Every object path ObjectRef and RelationSet name, in order."""
+    return list(_OBJECT_PATHS)
 
 
 def items():
-    return [("id%d" % i, "Item number %d" % i) for i in range(10)]
+    return list(_ITEMS)
 
 
 def echo_payload(size):
-    return bytes(i % 251 for i in range(size))
+    m = _SERVICE["echo_modulus"]
+    return bytes(i % m for i in range(size))
 
 
 def payload_memfd(size):
@@ -287,11 +285,11 @@ def read_fd_digest(fd):
 
 
 def ping_rule():
-    return "type='signal',interface='%s',member='%s',path='%s'" % (BENCH_INTERFACE, SIGNAL, OBJECT_PATH)
+    return _SERVICE["ping_rule"]
 
 
 def nonmatching_rule(i):
-    return "type='signal',interface='%s',member='NoSuchSignal%d'" % (BENCH_INTERFACE, i)
+    return _SERVICE["nonmatching_rule"] % i
 
 
 def digest_items(d, values):
@@ -301,99 +299,47 @@ def digest_items(d, values):
     d.len(len(values))
 
 
+# --- scenario.rs -------------------------------------------------------------
+def _op(op):
+    return (op[0], op[1])
+
+
+# What the client must receive per op (ipc.rs `expected_digest`); None where it
+# names the service (ObjectRef, RelationSet: digested here from the name).
+_EXPECTED = {_op(s["op"]): s["expected_digest"] for s in CANON["scenarios"] if s["kind"] == "ipc"}
+# ipc.rs `IpcOp::opt_in`: ops an adapter runs only where it says so (its
+# `implements`); elsewhere "this adapter does not implement <family> yet".
+OPT_IN_FAMILIES = {s["op"][0]: s["opt_in_family"] for s in CANON["scenarios"] if "opt_in_family" in s}
+_NEEDS_BUS = {s["op"][0]: s["needs_bus"] for s in CANON["scenarios"] if "needs_bus" in s}
+_RUNNER_NEEDS_BUS = {s["id"]: s["runner_needs_bus"] for s in CANON["scenarios"] if "runner_needs_bus" in s}
+_SCENARIOS = [(s["id"], (s["kind"], s["payload"]) if s["kind"] != "ipc" else ("ipc", _op(s["op"])))
+              for s in CANON["scenarios"]]
+
+
 def expected_digest(op, service_name):
     """What the client must receive per operation (ipc.rs `expected_digest`)."""
-    kind, arg = op
+    expected = _EXPECTED[_op(op)]
+    if expected is not None:
+        return expected
     d = Digest()
-    if kind == "call":
-        if arg == "OutInt":
-            d.i32(OUT_INT)
-        elif arg == "InOutInt":
-            d.i32(IN_INT + 1)
-        elif arg in ("OutString", "InOutString"):
-            d.str(OUT_STRING)
-        elif arg == "ObjectRef":
-            d.str(service_name)
-            d.str(object_path(0))
-        elif arg == "RelationSet":
-            for i in range(10):
-                d.str(service_name)
-                d.str(object_path(i))
-            d.len(10)
-    elif kind in ("echo-bytes", "raw-socket", "fd-passing"):
-        # fd-passing: ReadFd answers the digest of the memfd's bytes, this same value.
-        d.bytes(echo_payload(arg))
-    elif kind in ("property-get", "property-cold-start"):
-        digest_items(d, items())
-    elif kind == "property-get-x100":
-        for _ in range(100):
-            digest_items(d, items())
-    elif kind == "emit-receive":
-        d.str(SIGNAL_TEXT)
-    elif kind == "idle-connections":
-        d.len(arg)
-    elif kind == "property-get-all":
-        return properties_digest(properties(arg))
-    elif kind == "get-managed-objects":
-        return managed_objects_digest([(object_child_path(arg, i), item_properties(i)) for i in range(arg)])
-    elif kind == "in-flight":
-        # ipc.rs `in_flight_digest`: call i sends i, gets i + 1; then the count.
-        for i in range(arg):
-            d.i32(i + 1)
-        d.len(arg)
+    paths = _OBJECT_PATHS[:1] if op[1] == "ObjectRef" else _OBJECT_PATHS
+    for p in paths:
+        d.str(service_name)
+        d.str(p)
+    if op[1] == "RelationSet":
+        d.len(len(paths))
     return d.finish()
 
 
-# --- scenario.rs -------------------------------------------------------------
 def scenarios():
     """Every scenario id with its kind, in the harness's order:
     ("marshal"|"demarshal", payload name) or ("ipc", op)."""
-    out = []
-    for prefix in ("marshal", "demarshal"):
-        for name in PAYLOADS:
-            out.append(("%s/%s" % (prefix, name), (prefix, name)))
-    for slug, member, _, _ in METHODS:
-        out.append(("call/" + slug, ("ipc", ("call", member))))
-    for n in ECHO_SIZES:
-        out.append(("call/echo-bytes/%d" % n, ("ipc", ("echo-bytes", n))))
-    for n in IN_FLIGHT_COUNTS:
-        out.append(("call/in-flight/%d" % n, ("ipc", ("in-flight", n))))
-    for n in FD_SIZES:
-        out.append(("call/fd-passing/%d" % n, ("ipc", ("fd-passing", n))))
-    out.append(("property/get", ("ipc", ("property-get", None))))
-    out.append(("property/get-x100", ("ipc", ("property-get-x100", None))))
-    for n in PROPS_COUNTS:
-        out.append(("property/get-all/%d" % n, ("ipc", ("property-get-all", n))))
-    for n in PROPS_COUNTS:
-        out.append(("objects/get-managed-objects/%d" % n, ("ipc", ("get-managed-objects", n))))
-    out.append(("property/cold-start", ("ipc", ("property-cold-start", None))))
-    out.append(("signal/emit-receive", ("ipc", ("emit-receive", None))))
-    for n in FANOUT_SIZES:
-        out.append(("signal/fanout/%d" % n, ("ipc", ("fanout", n))))
-    for n in NONMATCHING_RULE_COUNTS:
-        out.append(("signal/nonmatching-rules/%d" % n, ("ipc", ("nonmatching-rules", n))))
-    out.append(("connect/hello", ("ipc", ("connect-hello", None))))
-    for n in IDLE_CONNECTION_COUNTS:
-        out.append(("connect/idle-connections/%d" % n, ("ipc", ("idle-connections", n))))
-    out.append(("connect/marshal-send", ("ipc", ("connect-marshal-send", None))))
-    for n in ECHO_SIZES:
-        out.append(("baseline/raw-socket/%d" % n, ("ipc", ("raw-socket", n))))
-    for k in PARALLEL_CLIENTS:
-        out.append(("call/parallel-clients/%d" % k, ("ipc", ("call", "Void"))))
-    for rule_kind in MATCH_RULE_KINDS:
-        for n in MATCH_RULE_COUNTS:
-            out.append(("signal/match-rules/%s/%d" % (rule_kind, n), ("ipc", ("fanout", 1))))
-    return out
+    return list(_SCENARIOS)
 
 
 def runner_needs_bus(sid):
     """scenario.rs `runner_needs_bus`: why a runner-driven cell has no p2p form."""
-    if sid.startswith("call/parallel-clients/"):
-        return ("parallel clients are measured against one bus: peer to peer each client would "
-                "need a server connection of its own")
-    if sid.startswith("signal/match-rules/"):
-        return "match rules are held by a bus (AddMatch); peer to peer there is no bus to hold them"
-    return None
+    return _RUNNER_NEEDS_BUS.get(sid)
 
 
 def subscribers_of(op):
@@ -408,15 +354,4 @@ def subscribers_of(op):
 
 def needs_bus(op):
     """ipc.rs `needs_bus`: ops that cannot run peer to peer whatever the library."""
-    kind = op[0]
-    return {
-        "connect-hello": "peer to peer there is no bus to say Hello to: a p2p connection is SASL only",
-        "emit-receive": "needs a bus to route the signal: peer to peer, a signal emitted on one connection "
-        "reaches only the server at the other end, never a second client connection",
-        "fanout": "fan-out needs a bus: peer to peer there are no match rules and nothing routes "
-        "one signal to other connections",
-        "nonmatching-rules": "match rules are installed on a bus (AddMatch); peer to peer there is no bus to "
-        "hold them",
-        "idle-connections": "idle connections are what each costs the bus daemon (Hello, memory); peer to peer "
-        "there is no daemon, only the server at the other end",
-    }.get(kind)
+    return _NEEDS_BUS.get(op[0])

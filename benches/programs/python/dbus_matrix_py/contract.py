@@ -11,12 +11,25 @@ import time
 
 from . import canon, timing
 
-EXIT_UNSUPPORTED = 3
-READY = "READY"
-WINDOW_BEGIN = "WINDOW-BEGIN"
-WINDOW_END = "WINDOW-END"
-GO = "go"
-RAW_SOCKET_REASON = "the raw-socket floor is measured once, by the raw baseline"
+_CONTRACT = canon.CANON["contract"]
+EXIT_UNSUPPORTED = _CONTRACT["exit_unsupported"]
+READY = _CONTRACT["ready"]
+WINDOW_BEGIN = _CONTRACT["window_begin"]
+WINDOW_END = _CONTRACT["window_end"]
+GO = _CONTRACT["go"]
+RAW_SOCKET_REASON = _CONTRACT["raw_socket_reason"]
+UNSUPPORTED_PREFIX = _CONTRACT["unsupported_prefix"]
+# The flags of each command (contract.rs), for their defaults and choices; the
+# parser below spells the flags itself and a test checks it against this table.
+_FLAGS = {c["name"]: {f["name"]: f for f in c["flags"]} for c in _CONTRACT["commands"]}
+
+
+def _default(command, flag, convert):
+    return convert(_FLAGS[command][flag]["default"])
+
+
+def _choices(command, flag):
+    return _FLAGS[command][flag]["choices"]
 
 
 class Unsupported(Exception):
@@ -54,25 +67,25 @@ def _parser():
     b.add_argument("--scenario", required=True)
     b.add_argument("--result", required=True)
     b.add_argument("--criterion-dir")
-    b.add_argument("--sample-size", type=_at_least_one, default=20)
-    b.add_argument("--warm-up", type=_positive_seconds, default=0.3)
-    b.add_argument("--measurement", type=_positive_seconds, default=1.0)
-    b.add_argument("--nresamples", type=int, default=100000)
-    b.add_argument("--timer", choices=["criterion", "direct"], default="criterion")
+    b.add_argument("--sample-size", type=_at_least_one, default=_default("bench", "sample-size", int))
+    b.add_argument("--warm-up", type=_positive_seconds, default=_default("bench", "warm-up", float))
+    b.add_argument("--measurement", type=_positive_seconds, default=_default("bench", "measurement", float))
+    b.add_argument("--nresamples", type=int, default=_default("bench", "nresamples", int))
+    b.add_argument("--timer", choices=_choices("bench", "timer"), default=_default("bench", "timer", str))
     b.add_argument("--budget", type=_positive_seconds)
     _transport_args(b)
     b.add_argument("--ack-fifo")
     r = sub.add_parser("repeat")
     r.add_argument("--scenario", required=True)
     r.add_argument("--iterations", type=int, required=True)
-    r.add_argument("--windows", type=int, default=0)
+    r.add_argument("--windows", type=int, default=_default("repeat", "windows", int))
     _transport_args(r)
     r.add_argument("--ack-fifo")
     _transport_args(sub.add_parser("serve"))
     s = sub.add_parser("subscribe")
     _transport_args(s)
     s.add_argument("--connections", type=int, required=True)
-    s.add_argument("--extra-rules", type=int, default=0)
+    s.add_argument("--extra-rules", type=int, default=_default("subscribe", "extra-rules", int))
     s.add_argument("--ack-fifo", required=True)
     _transport_args(sub.add_parser("cold-start"))
     return p
@@ -110,7 +123,7 @@ def _ipc_unsupported(lib, op, p2p):
     reason = lib.unsupported_ipc(op, p2p)
     family = canon.OPT_IN_FAMILIES.get(op[0])
     if reason is None and family and op[0] not in getattr(lib, "IMPLEMENTS", ()):
-        return "this adapter does not implement %s yet" % family
+        return _CONTRACT["not_implemented"] % family
     return reason
 
 
@@ -238,7 +251,7 @@ def main(lib):
     try:
         code = _run(lib, parser, a)
     except Unsupported as e:
-        print("unsupported: %s" % e, file=sys.stderr)
+        print(UNSUPPORTED_PREFIX + str(e), file=sys.stderr)
         code = EXIT_UNSUPPORTED
     except KeyboardInterrupt:
         code = 1

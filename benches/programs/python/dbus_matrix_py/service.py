@@ -6,83 +6,23 @@ here, so gdbus, busctl and dbus-send get a reply or a proper error."""
 
 from . import canon
 
-INTROSPECTABLE = "org.freedesktop.DBus.Introspectable"
-PEER = "org.freedesktop.DBus.Peer"
-PROPERTIES = "org.freedesktop.DBus.Properties"
-UNKNOWN_METHOD = "org.freedesktop.DBus.Error.UnknownMethod"
-UNKNOWN_INTERFACE = "org.freedesktop.DBus.Error.UnknownInterface"
-UNKNOWN_OBJECT = "org.freedesktop.DBus.Error.UnknownObject"
-UNKNOWN_PROPERTY = "org.freedesktop.DBus.Error.UnknownProperty"
-PROPERTY_READ_ONLY = "org.freedesktop.DBus.Error.PropertyReadOnly"
-INVALID_ARGS = "org.freedesktop.DBus.Error.InvalidArgs"
-FAILED = "org.freedesktop.DBus.Error.Failed"
-
-_DOCTYPE = ('<!DOCTYPE node PUBLIC "-//freedesktop//DTD D-BUS Object Introspection 1.0//EN"\n'
-            ' "http://www.freedesktop.org/standards/dbus/1.0/introspect.dtd">\n')
-_INTROSPECTABLE_XML = """  <interface name="org.freedesktop.DBus.Introspectable">
-    <method name="Introspect">
-      <arg name="xml_data" type="s" direction="out"/>
-    </method>
-  </interface>
-  <interface name="org.freedesktop.DBus.Peer">
-    <method name="Ping"/>
-    <method name="GetMachineId">
-      <arg name="machine_uuid" type="s" direction="out"/>
-    </method>
-  </interface>
-"""
-_PROPERTIES_XML = """  <interface name="org.freedesktop.DBus.Properties">
-    <method name="Get">
-      <arg name="interface_name" type="s" direction="in"/>
-      <arg name="property_name" type="s" direction="in"/>
-      <arg name="value" type="v" direction="out"/>
-    </method>
-    <method name="GetAll">
-      <arg name="interface_name" type="s" direction="in"/>
-      <arg name="properties" type="a{sv}" direction="out"/>
-    </method>
-    <method name="Set">
-      <arg name="interface_name" type="s" direction="in"/>
-      <arg name="property_name" type="s" direction="in"/>
-      <arg name="value" type="v" direction="in"/>
-    </method>
-    <signal name="PropertiesChanged">
-      <arg name="interface_name" type="s"/>
-      <arg name="changed_properties" type="a{sv}"/>
-      <arg name="invalidated_properties" type="as"/>
-    </signal>
-  </interface>
-"""
-
-
-def _bench_interface():
-    x = '  <interface name="%s">\n' % canon.BENCH_INTERFACE
-    for member, args_in, args_out in canon.INTERFACE_METHODS:
-        if not args_in and not args_out:
-            x += '    <method name="%s"/>\n' % member
-            continue
-        x += '    <method name="%s">\n' % member
-        # every signature of the table is one complete type
-        if args_in:
-            x += '      <arg name="value" type="%s" direction="in"/>\n' % args_in
-        if args_out:
-            x += '      <arg name="result" type="%s" direction="out"/>\n' % args_out
-        x += "    </method>\n"
-    x += ('    <property name="%s" type="a(ss)" access="read"/>\n    <signal name="%s">\n'
-          '      <arg name="text" type="s"/>\n    </signal>\n  </interface>\n' % (canon.PROPERTY, canon.SIGNAL))
-    return x
+_STD = canon.CANON["standard"]
+INTROSPECTABLE = _STD["introspectable"]
+PEER = _STD["peer"]
+PROPERTIES = _STD["properties"]
+UNKNOWN_METHOD = _STD["errors"]["unknown_method"]
+UNKNOWN_INTERFACE = _STD["errors"]["unknown_interface"]
+UNKNOWN_OBJECT = _STD["errors"]["unknown_object"]
+UNKNOWN_PROPERTY = _STD["errors"]["unknown_property"]
+PROPERTY_READ_ONLY = _STD["errors"]["property_read_only"]
+INVALID_ARGS = _STD["errors"]["invalid_args"]
+FAILED = _STD["errors"]["failed"]
 
 
 def introspection_xml_of(path):
-    if path == canon.OBJECT_PATH:
-        return "%s<node>\n%s%s%s</node>\n" % (_DOCTYPE, _bench_interface(), _INTROSPECTABLE_XML, _PROPERTIES_XML)
-    if path == "/":
-        rest = canon.OBJECT_PATH[1:]
-    elif canon.OBJECT_PATH.startswith(path + "/"):
-        rest = canon.OBJECT_PATH[len(path) + 1:]
-    else:
-        return None
-    return '%s<node>\n%s  <node name="%s"/>\n</node>\n' % (_DOCTYPE, _INTROSPECTABLE_XML, rest.split("/")[0])
+    """ipc/introspect.rs: the object's XML, an ancestor's (naming the next
+    element as a child node), or None for any other path."""
+    return canon.CANON["introspection"].get(path)
 
 
 def _machine_id():
@@ -97,7 +37,7 @@ def _machine_id():
 
 
 def items_value():
-    return ("a(ss)", canon.items())
+    return (canon.PROPERTY_SIGNATURE, canon.items())
 
 
 class Answer(Exception):
@@ -187,24 +127,30 @@ def _properties(member, signature, string_args):
     return ("items",)
 
 
+_OUT_SIGNATURE = {m: out for m, _, out in canon.INTERFACE_METHODS}
+
+
 def bench_reply(member, args, service_name):
     """The benchmark methods' replies (ipc.rs's table): (signature, body)."""
+    sig = _OUT_SIGNATURE.get(member)
+    if sig is None:
+        raise RuntimeError("no benchmark method %s" % member)
     if member in ("Void", "InInt", "InString"):
-        return ("", ())
+        return (sig, ())
     if member == "OutInt":
-        return ("i", (canon.OUT_INT,))
+        return (sig, (canon.OUT_INT,))
     if member == "InOutInt":
-        return ("i", (args[0] + 1,))
+        return (sig, (args[0] + 1,))
     if member == "OutString":
-        return ("s", (canon.OUT_STRING,))
+        return (sig, (canon.OUT_STRING,))
     if member == "InOutString":
-        return ("s", (args[0],))
+        return (sig, (args[0],))
     if member == "ObjectRef":
-        return ("(so)", ((service_name, canon.object_path(0)),))
+        return (sig, ((service_name, canon.object_path(0)),))
     if member == "RelationSet":
-        return ("a(so)", ([(service_name, canon.object_path(i)) for i in range(10)],))
+        return (sig, ([(service_name, p) for p in canon.object_paths()],))
     if member == canon.ECHO_BYTES:
-        return ("ay", (bytes(args[0]),))
+        return (sig, (bytes(args[0]),))
     raise RuntimeError("no benchmark method %s" % member)
 
 

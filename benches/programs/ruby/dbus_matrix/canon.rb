@@ -1,22 +1,31 @@
 # The canonical values, the field digest and the benchmark service, as the
-# harness defines them (harness/src/payload.rs, digest.rs, ipc.rs,
-# scenario.rs). The runner checks them: emit bytes by the reference decoder,
-# demarshal digests, every IPC reply's digest.
+# harness defines them: every value comes from benches/programs/canon.json,
+# which `dbus-matrix canon` writes from harness/src (canon.rs) and a harness
+# test keeps current (docs/canon.md); this module turns it into Ruby values
+# and digests what a library decoded. The runner checks the result: emit
+# bytes by the reference decoder, demarshal digests, every IPC reply's digest.
+require "json"
+
 module DbusMatrix
   module Canon
+    # benches/programs/canon.json, beside ruby/ (docs/canon.md).
+    CANON_FILE = File.expand_path("../../canon.json", __dir__)
+    CANON = JSON.parse(File.read(CANON_FILE)).freeze
     M = (1 << 64) - 1
-    K = 0x517cc1b727220a95
+    K = CANON["digest"]["multiplier"]
+    INIT = CANON["digest"]["init"]
+    ROT = CANON["digest"]["rotate_left"]
 
     # FxHash-style mixing over 64-bit words, as harness::digest::Digest.
     class Digest
       attr_reader :h
 
       def initialize
-        @h = 0xcbf29ce484222325
+        @h = INIT
       end
 
       def word(w)
-        @h = ((((@h << 5) | (@h >> 59)) & M) ^ w) * K & M
+        @h = ((((@h << ROT) | (@h >> (64 - ROT))) & M) ^ w) * K & M
       end
 
       def u64(v) = word(v)
@@ -36,36 +45,50 @@ module DbusMatrix
       def finish = @h
     end
 
-    PATH = "/io/killing/spark".freeze
-    INTERFACE = "io.killing.spark".freeze
-    MEMBER = "TestSignal".freeze
-    UNIT_SIGNATURE = "st(ts)a{si}atas".freeze
-    U64_MAX = M
-    OBJECT_PATH = "/io/killing/spark".freeze
-    BENCH_INTERFACE = "io.killing.spark.Bench".freeze
-    PROPERTY = "Items".freeze
-    SIGNAL = "Ping".freeze
-    SIGNAL_TEXT = "Testtest".freeze
-    OUT_STRING = "TesttestTestest".freeze
-    ECHO_SIZES = [1, 64, 1024, 4096, 32768, 131072, 1048576].freeze
+    SERVICE = CANON["service"]
+    PROPS = CANON["props"]
+    SIG = CANON["signal"]
+    PATH = SIG["path"]
+    INTERFACE = SIG["interface"]
+    MEMBER = SIG["member"]
+    SERIAL = SIG["serial"]
+    UNIT_SIGNATURE = SIG["unit_signature"]
+    ASV_SIGNATURE = SIG["asv_signature"]
+    OBJECT_PATH = SERVICE["object_path"]
+    BENCH_INTERFACE = SERVICE["interface"]
+    PROPERTY = SERVICE["property"]
+    PROPERTY_SIGNATURE = SERVICE["property_signature"]
+    SIGNAL = SERVICE["signal"]
+    SIGNAL_TEXT = SERVICE["signal_text"]
+    IN_INT = SERVICE["in_int"]
+    OUT_INT = SERVICE["out_int"]
+    IN_STRING = SERVICE["in_string"]
+    OUT_STRING = SERVICE["out_string"]
+    ECHO_SIZES = SERVICE["echo_sizes"]
+    ECHO_BYTES = SERVICE["echo_bytes"]
     # [slug, member, in, out], in Method::ALL order
-    METHODS = [
-      %w[void Void] + ["", ""], %w[in-int InInt i] + [""], %w[out-int OutInt] + ["", "i"],
-      %w[in-out-int InOutInt i i], %w[in-string InString s] + [""], %w[out-string OutString] + ["", "s"],
-      %w[in-out-string InOutString s s], %w[object-ref ObjectRef] + ["", "(so)"],
-      %w[relation-set RelationSet] + ["", "a(so)"]
-    ].freeze
-    INTERFACE_METHODS = METHODS.map { |_, m, i, o| [m, i, o] } + [%w[EchoBytes ay ay]]
+    METHODS = SERVICE["methods"].map { |m| m.values_at("slug", "member", "in", "out") }.freeze
+    INTERFACE_METHODS = SERVICE["interface_methods"]
+    OBJECT_PATHS = SERVICE["object_paths"]
 
-    def self.repeated_decimal(i) = i.to_s * 12
-    def self.unit(dict, at, as) = ["Testtest", U64_MAX, [U64_MAX, "TesttestTestest"], dict, at, as]
+    # Literal strings, or the decimal i repeated R times for i below N.
+    def self.strings(spec)
+      return spec["strings"].dup if spec.key?("strings")
 
-    PAYLOADS = {
-      "mixed" => -> { [:units, Array.new(10) { unit(%w[A B C D E].map { |k| [k, 1234567] }, [U64_MAX] * 15, [""]) }] },
-      "big-array" => -> { [:units, [unit([["A", 1234567]], [0] * 10240, [""])]] },
-      "str-array" => -> { [:units, [unit([["A", 1234567]], [0], (0...10240).map { |i| repeated_decimal(i) })]] },
-      "asv-dict" => -> { [:asv, (0...10240).map { |i| [repeated_decimal(i), repeated_decimal(i)] }] }
-    }.freeze
+      (0...spec["count"]).map { |i| i.to_s * spec["decimal_repeated"] }
+    end
+
+    # [:units, [[s, t, [t, s], a{si} pairs, at, as], ...]] or [:asv, pairs].
+    def self.payload(spec)
+      return [:asv, strings(spec["asv"]["keys"]).map { |k| [k, k] }] if spec["kind"] == "asv"
+
+      u = spec["units"]["unit"]
+      [:units, Array.new(spec["units"]["count"]) do
+        [u["s"], u["t"], u["st"].dup, u["dict"].map(&:dup), [u["at"]["value"]] * u["at"]["count"], strings(u["as"])]
+      end]
+    end
+
+    PAYLOADS = CANON["payloads"].to_h { |p| [p["name"], -> { payload(p) }] }.freeze
 
     def self.signature(body) = body[0] == :units ? UNIT_SIGNATURE * body[1].size : "a{sv}"
 
@@ -89,11 +112,11 @@ module DbusMatrix
       d.finish
     end
 
-    def self.object_path(i) = "#{OBJECT_PATH}/object/#{i}"
-    def self.items = (0...10).map { |i| ["id#{i}", "Item number #{i}"] }
-    def self.echo_payload(n) = (0...n).map { |i| i % 251 }.pack("C*")
-    def self.ping_rule = "type='signal',interface='#{BENCH_INTERFACE}',member='#{SIGNAL}',path='#{OBJECT_PATH}'"
-    def self.nonmatching_rule(i) = "type='signal',interface='#{BENCH_INTERFACE}',member='NoSuchSignal#{i}'"
+    def self.object_path(i) = OBJECT_PATHS[i]
+    def self.items = SERVICE["items"].map(&:dup)
+    def self.echo_payload(n) = (0...n).map { |i| i % SERVICE["echo_modulus"] }.pack("C*")
+    def self.ping_rule = SERVICE["ping_rule"]
+    def self.nonmatching_rule(i) = format(SERVICE["nonmatching_rule"], i)
 
     def self.digest_items(d, values)
       values.each { |a, b| d.str(a); d.str(b) }
@@ -102,18 +125,16 @@ module DbusMatrix
 
     # ipc/props.rs: the objects of property/get-all/<n> and objects/get-managed-objects/<n>.
     # A value is [signature, value] with signature "s", "u" or "b".
-    GET_ALL_INTERFACE = "org.dbusmatrix.Props".freeze
-    ITEM_INTERFACE = "org.dbusmatrix.Item".freeze
-    OBJECT_MANAGER_INTERFACE = "org.freedesktop.DBus.ObjectManager".freeze
+    GET_ALL_INTERFACE = PROPS["get_all_interface"]
+    ITEM_INTERFACE = PROPS["item_interface"]
+    OBJECT_MANAGER_INTERFACE = CANON["standard"]["object_manager"]
 
-    def self.props_path(n) = "/org/dbusmatrix/props/#{n}"
-    def self.objects_path(n) = "/org/dbusmatrix/objects/#{n}"
-    def self.object_child_path(n, i) = format("/org/dbusmatrix/objects/%d/o%04d", n, i)
-
-    # props.rs `property_value`: i % 3 = 0 a string, 1 a u, 2 a b.
-    def self.property_value(i) = [["s", "value #{i}"], ["u", i * 7], ["b", i.even?]][i % 3]
-    def self.properties(n) = (0...n).map { |i| [format("P%04d", i), property_value(i)] }
-    def self.item_properties(i) = [["Enabled", ["b", i.odd?]], ["Id", ["s", "item-#{i}"]], ["Index", ["u", i]]]
+    def self.props_path(n) = format(PROPS["props_path"], n)
+    def self.objects_path(n) = format(PROPS["objects_path"], n)
+    def self.object_child_path(n, i) = format(PROPS["object_child_path"], n, i)
+    def self.typed(row) = [row[0], [row[1], row[2]]]
+    def self.properties(n) = PROPS["properties"].first(n).map { |row| typed(row) }
+    def self.item_properties(i) = PROPS["item_properties"][i].map { |row| typed(row) }
 
     def self.digest_properties(d, props)
       props = props.sort_by { |name, _| name.b }
@@ -145,75 +166,31 @@ module DbusMatrix
       d.finish
     end
 
-    # What the client must receive per operation (ipc.rs `expected_digest`).
+    IPC = CANON["scenarios"].select { |s| s["kind"] == "ipc" }
+    # What the client must receive per op (ipc.rs `expected_digest`); nil where it
+    # names the service (ObjectRef, RelationSet: digested here from the name).
+    EXPECTED = IPC.to_h { |s| [s["op"], s["expected_digest"]] }.freeze
+
     def self.expected_digest(op, service_name)
-      kind, arg = op
+      expected = EXPECTED.fetch([op[0], op[1]])
+      return expected if expected
+
       d = Digest.new
-      case kind
-      when "call"
-        case arg
-        when "OutInt" then d.i32(42)
-        when "InOutInt" then d.i32(8)
-        when "OutString", "InOutString" then d.str(OUT_STRING)
-        when "ObjectRef" then d.str(service_name); d.str(object_path(0))
-        when "RelationSet"
-          10.times { |i| d.str(service_name); d.str(object_path(i)) }
-          d.len(10)
-        end
-      # fd-passing: ReadFd answers the digest of the memfd's bytes, this same value.
-      when "echo-bytes", "raw-socket", "fd-passing" then d.bytes(echo_payload(arg))
-      when "property-get", "property-cold-start" then digest_items(d, items)
-      when "property-get-x100" then 100.times { digest_items(d, items) }
-      when "emit-receive" then d.str(SIGNAL_TEXT)
-      when "idle-connections" then d.len(arg)
-      when "property-get-all" then return properties_digest(properties(arg))
-      when "get-managed-objects"
-        return managed_objects_digest((0...arg).map { |i| [object_child_path(arg, i), item_properties(i)] })
-      when "in-flight" # ipc.rs `in_flight_digest`: call i sends i, gets i + 1; then the count
-        arg.times { |i| d.i32(i + 1) }
-        d.len(arg)
-      end
+      paths = op[1] == "ObjectRef" ? OBJECT_PATHS.first(1) : OBJECT_PATHS
+      paths.each { |p| d.str(service_name); d.str(p) }
+      d.len(paths.size) if op[1] == "RelationSet"
       d.finish
     end
 
     # Every scenario id with its kind, in the harness's order.
-    def self.scenarios
-      out = []
-      %w[marshal demarshal].each { |p| PAYLOADS.each_key { |n| out << ["#{p}/#{n}", [p, n]] } }
-      METHODS.each { |slug, m, _, _| out << ["call/#{slug}", ["ipc", ["call", m]]] }
-      ECHO_SIZES.each { |n| out << ["call/echo-bytes/#{n}", ["ipc", ["echo-bytes", n]]] }
-      IN_FLIGHT_COUNTS.each { |n| out << ["call/in-flight/#{n}", ["ipc", ["in-flight", n]]] }
-      FD_SIZES.each { |n| out << ["call/fd-passing/#{n}", ["ipc", ["fd-passing", n]]] }
-      out << ["property/get", ["ipc", ["property-get", nil]]]
-      out << ["property/get-x100", ["ipc", ["property-get-x100", nil]]]
-      PROPS_COUNTS.each { |n| out << ["property/get-all/#{n}", ["ipc", ["property-get-all", n]]] }
-      PROPS_COUNTS.each { |n| out << ["objects/get-managed-objects/#{n}", ["ipc", ["get-managed-objects", n]]] }
-      out << ["property/cold-start", ["ipc", ["property-cold-start", nil]]]
-      out << ["signal/emit-receive", ["ipc", ["emit-receive", nil]]]
-      [1, 10, 100].each { |n| out << ["signal/fanout/#{n}", ["ipc", ["fanout", n]]] }
-      [10, 100, 1000, 10000].each { |n| out << ["signal/nonmatching-rules/#{n}", ["ipc", ["nonmatching-rules", n]]] }
-      out << ["connect/hello", ["ipc", ["connect-hello", nil]]]
-      IDLE_CONNECTION_COUNTS.each { |n| out << ["connect/idle-connections/#{n}", ["ipc", ["idle-connections", n]]] }
-      out << ["connect/marshal-send", ["ipc", ["connect-marshal-send", nil]]]
-      ECHO_SIZES.each { |n| out << ["baseline/raw-socket/#{n}", ["ipc", ["raw-socket", n]]] }
-      # Runner-driven cells (scenario.rs `Driver`): the runner runs call/void
-      # or signal/fanout/1 of this adapter around them, so they list as those ops.
-      [1, 2, 4, 8].each { |k| out << ["call/parallel-clients/#{k}", ["ipc", ["call", "Void"]]] }
-      %w[sender wildcard].each do |rule_kind|
-        (0..17).each { |i| out << ["signal/match-rules/#{rule_kind}/#{1 << i}", ["ipc", ["fanout", 1]]] }
-      end
-      out
-    end
+    SCENARIOS = CANON["scenarios"].map do |s|
+      [s["id"], s["kind"] == "ipc" ? ["ipc", s["op"]] : [s["kind"], s["payload"]]]
+    end.freeze
+    def self.scenarios = SCENARIOS
 
+    RUNNER_NEEDS_BUS = CANON["scenarios"].select { |s| s["runner_needs_bus"] }.to_h { |s| [s["id"], s["runner_needs_bus"]] }
     # scenario.rs `runner_needs_bus`: why a runner-driven cell has no p2p form.
-    def self.runner_needs_bus(id)
-      if id.start_with?("call/parallel-clients/")
-        "parallel clients are measured against one bus: peer to peer each client would " \
-          "need a server connection of its own"
-      elsif id.start_with?("signal/match-rules/")
-        "match rules are held by a bus (AddMatch); peer to peer there is no bus to hold them"
-      end
-    end
+    def self.runner_needs_bus(id) = RUNNER_NEEDS_BUS[id]
 
     def self.subscribers_of(op)
       case op[0]
@@ -222,33 +199,17 @@ module DbusMatrix
       end
     end
 
-    IN_FLIGHT_COUNTS = [1, 10, 100, 1000].freeze
-    IDLE_CONNECTION_COUNTS = [10, 100, 1000, 10000].freeze
+    IN_FLIGHT_COUNTS = SERVICE["in_flight_counts"]
+    IDLE_CONNECTION_COUNTS = SERVICE["idle_connection_counts"]
+    PROPS_COUNTS = SERVICE["props_counts"]
     # ipc.rs `IpcOp::opt_in`: ops an adapter runs only where it says so (its
     # IMPLEMENTS); elsewhere "this adapter does not implement <family> yet".
-    PROPS_COUNTS = [10, 1000].freeze
-    OPT_IN_FAMILIES = {
-      "in-flight" => "call/in-flight",
-      "idle-connections" => "connect/idle-connections",
-      "property-get-all" => "property/get-all",
-      "get-managed-objects" => "objects/get-managed-objects",
-      "fd-passing" => "call/fd-passing"
-    }.freeze
+    OPT_IN_FAMILIES = IPC.select { |s| s["opt_in_family"] }.to_h { |s| [s["op"][0], s["opt_in_family"]] }.freeze
     # ipc/fd_passing.rs: ReadFd(h) -> t on a second interface; the memfd holds echo_payload(size).
-    FD_SIZES = [4096, 1048576].freeze
-    FD_INTERFACE = "io.killing.spark.BenchFd"
+    FD_SIZES = SERVICE["fd_sizes"]
+    FD_INTERFACE = SERVICE["fd_interface"]
 
-    NEEDS_BUS = {
-      "connect-hello" => "peer to peer there is no bus to say Hello to: a p2p connection is SASL only",
-      "emit-receive" => "needs a bus to route the signal: peer to peer, a signal emitted on one connection " \
-                        "reaches only the server at the other end, never a second client connection",
-      "fanout" => "fan-out needs a bus: peer to peer there are no match rules and nothing routes " \
-                  "one signal to other connections",
-      "nonmatching-rules" => "match rules are installed on a bus (AddMatch); peer to peer there is no bus to " \
-                             "hold them",
-      "idle-connections" => "idle connections are what each costs the bus daemon (Hello, memory); peer to peer " \
-                            "there is no daemon, only the server at the other end"
-    }.freeze
+    NEEDS_BUS = IPC.select { |s| s["needs_bus"] }.to_h { |s| [s["op"][0], s["needs_bus"]] }.freeze
     def self.needs_bus(op) = NEEDS_BUS[op[0]]
   end
 end

@@ -7,12 +7,25 @@ require_relative "canon"
 module DbusMatrix
   module Contract
     C = Canon
-    RAW_SOCKET = "the raw-socket floor is measured once, by the raw baseline".freeze
+    CONTRACT = C::CANON["contract"]
+    RAW_SOCKET = CONTRACT["raw_socket_reason"]
+    # The flags of each command (contract.rs), for their defaults; the parser
+    # below spells the flags itself and a test checks it against this table.
+    FLAGS = CONTRACT["commands"].to_h { |c| [c["name"], c["flags"].to_h { |f| [f["name"], f] }] }.freeze
+
+    def self.default(command, flag) = Float(FLAGS[command][flag]["default"])
     ALLOC = "Ruby: no counting allocator (the harness's is Rust's global allocator; " \
             "ObjectSpace counts Ruby objects only)".freeze
-    KNOWN = %w[scenario result criterion-dir sample-size warm-up measurement nresamples timer budget
-               bus-address bus-socket service-name p2p-socket ack-fifo iterations windows connections
-               extra-rules].freeze
+    # The flags each command takes (contract.rs), spelled here as the parser's
+    # own table; runner/tests/program_parsers.rs checks it against the contract.
+    TRANSPORT = %w[bus-address bus-socket service-name p2p-socket].freeze
+    COMMAND_FLAGS = {
+      "list" => [], "emit" => %w[scenario], "demarshal" => %w[scenario],
+      "bench" => %w[scenario result criterion-dir sample-size warm-up measurement nresamples timer budget ack-fifo] +
+                 TRANSPORT,
+      "repeat" => %w[scenario iterations windows ack-fifo] + TRANSPORT,
+      "serve" => TRANSPORT, "subscribe" => TRANSPORT + %w[connections extra-rules ack-fifo], "cold-start" => TRANSPORT
+    }.freeze
 
     class Unsupported < StandardError; end
 
@@ -23,6 +36,7 @@ module DbusMatrix
 
     def self.parse(argv)
       usage("no command") if argv.empty?
+      known = COMMAND_FLAGS.fetch(argv[0]) { usage("unknown command #{argv[0]}") }
       flags = {}
       rest = argv[1..]
       until rest.empty?
@@ -30,7 +44,7 @@ module DbusMatrix
         usage("arguments are --name=value") unless a.start_with?("--")
         name, value = a[2..].split("=", 2)
         value ||= rest.shift or usage("a flag without a value")
-        usage("unknown flag --#{name}") unless KNOWN.include?(name)
+        usage("unknown flag --#{name} for #{argv[0]}") unless known.include?(name)
         flags[name] = value
       end
       [argv[0], flags]
@@ -64,7 +78,7 @@ module DbusMatrix
       reason = lib.unsupported_ipc(op, p2p)
       family = C::OPT_IN_FAMILIES[op[0]]
       implements = lib.class.const_defined?(:IMPLEMENTS) ? lib.class::IMPLEMENTS : []
-      return "this adapter does not implement #{family} yet" if reason.nil? && family && !implements.include?(op[0])
+      return format(CONTRACT["not_implemented"], family) if reason.nil? && family && !implements.include?(op[0])
 
       reason
     end
@@ -169,9 +183,9 @@ module DbusMatrix
 
     # Raw samples as criterion would take them (timing.rs `measure`).
     def self.measure(op, throughput, first, flags)
-      n_size = number(flags, "sample-size", 20, 1).to_i
-      warm_up = number(flags, "warm-up", 0.3, 1e-9) * 1e9
-      measurement = number(flags, "measurement", 1.0, 1e-9) * 1e9
+      n_size = number(flags, "sample-size", default("bench", "sample-size"), 1).to_i
+      warm_up = number(flags, "warm-up", default("bench", "warm-up"), 1e-9) * 1e9
+      measurement = number(flags, "measurement", default("bench", "measurement"), 1e-9) * 1e9
       notes, cut = [], nil
       if flags["budget"] && first > number(flags, "budget", 0, 1e-9) * 1e9
         cut = format("the verified operation took %.2f s, over the profile's cell budget of %s s: timed once", first / 1e9, flags["budget"])
@@ -209,7 +223,7 @@ module DbusMatrix
       puts what
       $stdout.flush
       line = $stdin.gets.to_s.strip
-      raise "after #{what} the runner said #{line.inspect}, not \"go\"" unless line == "go"
+      raise "after #{what} the runner said #{line.inspect}, not #{CONTRACT['go'].inspect}" unless line == CONTRACT["go"]
     end
 
     def self.subscribe(lib, t, connections, extra_rules, ack_fifo)
@@ -217,7 +231,7 @@ module DbusMatrix
 
       fifo = File.open(ack_fifo, "r+b") # opening does not wait for the reader
       subs = Array.new(connections) { |i| lib.subscriber(t, i.zero? ? extra_rules : 0) }
-      puts "READY"
+      puts CONTRACT["ready"]
       $stdout.flush
       expected = C.expected_digest(["emit-receive", nil], "")
       loop do
@@ -230,10 +244,11 @@ module DbusMatrix
     def self.run(lib, cmd, flags)
       case cmd
       when "list" then puts JSON.pretty_generate(listing(lib))
-      when "serve" then lib.serve(transport(flags, true), -> { puts "READY"; $stdout.flush })
+      when "serve" then lib.serve(transport(flags, true), -> { puts CONTRACT["ready"]; $stdout.flush })
       when "subscribe"
+        usage("the argument --connections is required") unless flags["connections"]
         subscribe(lib, transport(flags, true), number(flags, "connections", 1, 0).to_i,
-                  number(flags, "extra-rules", 0, 0).to_i, flags["ack-fifo"] || usage("the argument --ack-fifo is required"))
+                  number(flags, "extra-rules", default("subscribe", "extra-rules"), 0).to_i, flags["ack-fifo"] || usage("the argument --ack-fifo is required"))
       when "cold-start" then lib.cold_start(transport(flags, true)).each { |a, b| puts "#{a}\t#{b}" }
       when "emit", "demarshal", "bench", "repeat"
         id = flags["scenario"] or usage("the argument --scenario is required")
@@ -261,13 +276,13 @@ module DbusMatrix
             File.write(flags["result"], JSON.pretty_generate(measure(op, throughput, first, flags)))
           else
             iterations = number(flags, "iterations", 0, 0).to_i
-            windows = number(flags, "windows", 0, 0).to_i
+            windows = number(flags, "windows", default("repeat", "windows"), 0).to_i
             time_ops(op, iterations) if windows.zero?
             windows.times do
               release&.call # a window starts with nothing held (cli/timing.rs)
-              announce_and_wait("WINDOW-BEGIN")
+              announce_and_wait(CONTRACT["window_begin"])
               time_ops(op, iterations)
-              announce_and_wait("WINDOW-END")
+              announce_and_wait(CONTRACT["window_end"])
             end
           end
         end
@@ -282,8 +297,8 @@ module DbusMatrix
       code = begin
         run(lib, cmd, flags)
       rescue Unsupported => e
-        warn "unsupported: #{e.message}"
-        3
+        warn "#{CONTRACT['unsupported_prefix']}#{e.message}"
+        CONTRACT["exit_unsupported"]
       rescue StandardError => e
         warn "error: #{e.class}: #{e.message}"
         1

@@ -8,72 +8,14 @@ require_relative "canon"
 module DbusMatrix
   module Service
     C = Canon
-    INTROSPECTABLE = "org.freedesktop.DBus.Introspectable".freeze
-    PEER = "org.freedesktop.DBus.Peer".freeze
-    PROPERTIES = "org.freedesktop.DBus.Properties".freeze
-    ERR = "org.freedesktop.DBus.Error.".freeze
-    DOCTYPE = "<!DOCTYPE node PUBLIC \"-//freedesktop//DTD D-BUS Object Introspection 1.0//EN\"\n " \
-              "\"http://www.freedesktop.org/standards/dbus/1.0/introspect.dtd\">\n".freeze
-    STD_XML = <<~XML.gsub(/^/, "  ").freeze
-      <interface name="org.freedesktop.DBus.Introspectable">
-        <method name="Introspect">
-          <arg name="xml_data" type="s" direction="out"/>
-        </method>
-      </interface>
-      <interface name="org.freedesktop.DBus.Peer">
-        <method name="Ping"/>
-        <method name="GetMachineId">
-          <arg name="machine_uuid" type="s" direction="out"/>
-        </method>
-      </interface>
-    XML
-    PROPS_XML = <<~XML.gsub(/^/, "  ").freeze
-      <interface name="org.freedesktop.DBus.Properties">
-        <method name="Get">
-          <arg name="interface_name" type="s" direction="in"/>
-          <arg name="property_name" type="s" direction="in"/>
-          <arg name="value" type="v" direction="out"/>
-        </method>
-        <method name="GetAll">
-          <arg name="interface_name" type="s" direction="in"/>
-          <arg name="properties" type="a{sv}" direction="out"/>
-        </method>
-        <method name="Set">
-          <arg name="interface_name" type="s" direction="in"/>
-          <arg name="property_name" type="s" direction="in"/>
-          <arg name="value" type="v" direction="in"/>
-        </method>
-        <signal name="PropertiesChanged">
-          <arg name="interface_name" type="s"/>
-          <arg name="changed_properties" type="a{sv}"/>
-          <arg name="invalidated_properties" type="as"/>
-        </signal>
-      </interface>
-    XML
+    STD = C::CANON["standard"]
+    INTROSPECTABLE = STD["introspectable"]
+    PEER = STD["peer"]
+    PROPERTIES = STD["properties"]
 
-    def self.bench_xml
-      x = "  <interface name=\"#{C::BENCH_INTERFACE}\">\n"
-      C::INTERFACE_METHODS.each do |m, i, o|
-        if i.empty? && o.empty?
-          x += "    <method name=\"#{m}\"/>\n"
-          next
-        end
-        x += "    <method name=\"#{m}\">\n"
-        x += "      <arg name=\"value\" type=\"#{i}\" direction=\"in\"/>\n" unless i.empty?
-        x += "      <arg name=\"result\" type=\"#{o}\" direction=\"out\"/>\n" unless o.empty?
-        x += "    </method>\n"
-      end
-      x + "    <property name=\"Items\" type=\"a(ss)\" access=\"read\"/>\n    <signal name=\"Ping\">\n" \
-          "      <arg name=\"text\" type=\"s\"/>\n    </signal>\n  </interface>\n"
-    end
-
-    def self.introspection_xml_of(path)
-      return "#{DOCTYPE}<node>\n#{bench_xml}#{STD_XML}#{PROPS_XML}</node>\n" if path == C::OBJECT_PATH
-      rest = if path == "/" then C::OBJECT_PATH[1..]
-             elsif C::OBJECT_PATH.start_with?("#{path}/") then C::OBJECT_PATH[(path.size + 1)..]
-             end
-      rest && "#{DOCTYPE}<node>\n#{STD_XML}  <node name=\"#{rest.split('/')[0]}\"/>\n</node>\n"
-    end
+    # ipc/introspect.rs: the object's XML, an ancestor's (naming the next
+    # element as a child node), or nil for any other path.
+    def self.introspection_xml_of(path) = C::CANON["introspection"][path]
 
     def self.machine_id
       ["/etc/machine-id", "/var/lib/dbus/machine-id"].each do |p|
@@ -86,9 +28,10 @@ module DbusMatrix
     class Answer < StandardError
       attr_reader :name
 
+      # name: the error's last element ("InvalidArgs"), looked up in the canon's standard errors.
       def initialize(name, message)
         super(message)
-        @name = ERR + name
+        @name = STD["errors"].fetch(name.gsub(/([a-z])([A-Z])/, '\\1_\\2').downcase)
       end
     end
 
@@ -140,7 +83,7 @@ module DbusMatrix
 
       expect(sig, member, expected)
       raise Answer.new("UnknownInterface", "no interface #{args[0]} at #{C::OBJECT_PATH}") unless args[0] == C::BENCH_INTERFACE
-      return [:reply, "a{sv}", [{ C::PROPERTY => ["a(ss)", C.items] }]] if member == "GetAll"
+      return [:reply, "a{sv}", [{ C::PROPERTY => [C::PROPERTY_SIGNATURE, C.items] }]] if member == "GetAll"
       raise Answer.new("UnknownProperty", "no property #{C::BENCH_INTERFACE}.#{args[1]}") unless args[1] == C::PROPERTY
       raise Answer.new("PropertyReadOnly", "#{C::BENCH_INTERFACE}.#{C::PROPERTY} is read-only") if member == "Set"
 
@@ -189,16 +132,19 @@ module DbusMatrix
       (0...n).to_h { |i| [C.object_child_path(n, i), { C::ITEM_INTERFACE => C.item_properties(i).to_h }] }
     end
 
+    OUT_SIGNATURE = C::INTERFACE_METHODS.to_h { |m, _, out| [m, out] }.freeze
+
     def self.bench_reply(member, args, service_name)
+      sig = OUT_SIGNATURE[member]
       case member
-      when "Void", "InInt", "InString" then ["", []]
-      when "OutInt" then ["i", [42]]
-      when "InOutInt" then ["i", [args[0] + 1]]
-      when "OutString" then ["s", [C::OUT_STRING]]
-      when "InOutString" then ["s", [args[0]]]
-      when "ObjectRef" then ["(so)", [[service_name, C.object_path(0)]]]
-      when "RelationSet" then ["a(so)", [(0...10).map { |i| [service_name, C.object_path(i)] }]]
-      when "EchoBytes" then ["ay", [args[0]]]
+      when "Void", "InInt", "InString" then [sig, []]
+      when "OutInt" then [sig, [C::OUT_INT]]
+      when "InOutInt" then [sig, [args[0] + 1]]
+      when "OutString" then [sig, [C::OUT_STRING]]
+      when "InOutString" then [sig, [args[0]]]
+      when "ObjectRef" then [sig, [[service_name, C.object_path(0)]]]
+      when "RelationSet" then [sig, [C::OBJECT_PATHS.map { |p| [service_name, p] }]]
+      when C::ECHO_BYTES then [sig, [args[0]]]
       end
     end
   end

@@ -3,6 +3,7 @@
 //! the command to [`Cmd::exec`] and turns an error into exit status 2.
 
 mod build_times;
+mod canon;
 mod compare;
 mod history;
 mod interop;
@@ -62,6 +63,10 @@ pub enum Cmd {
     /// Which client libraries interoperate with which servers: every client
     /// calls every server a few times, untimed. Exits 1 when a pair failed a check.
     Interop(interop::Args),
+    /// Print the canon as data (payloads, method and property tables, expected
+    /// digests, introspection XML, the adapter command line) for the programs in
+    /// other languages: benches/programs/canon.json, or its C header.
+    Canon(canon::Args),
 }
 
 impl Cmd {
@@ -76,6 +81,7 @@ impl Cmd {
             Cmd::List(args) => list::exec(args, ctx),
             Cmd::BuildTimes(args) => build_times::exec(args, ctx),
             Cmd::Interop(args) => interop::exec(args, ctx),
+            Cmd::Canon(args) => canon::exec(args),
         }
     }
 
