@@ -33,9 +33,9 @@ use typed::{digest_test_body, header_capacity, test_signal};
 
 mod fds;
 mod ipc;
-#[path = "../../rustbus-0.19/src/standard_reply.rs"]
+#[path = "../../../adapter-shared/rustbus/standard_reply.rs"]
 mod standard_reply;
-#[path = "../../rustbus-0.19/src/typed.rs"]
+#[path = "../../../adapter-shared/rustbus/typed.rs"]
 mod typed;
 
 harness::adapter_main!(

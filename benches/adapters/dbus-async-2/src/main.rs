@@ -24,7 +24,7 @@ harness::adapter_main!(
 );
 
 mod ipc;
-#[path = "../../dbus-message-parser-4/src/value_tree.rs"]
+#[path = "../../../adapter-shared/dbus-message-parser/value_tree.rs"]
 mod value_tree;
 
 use value_tree::dict_entry;

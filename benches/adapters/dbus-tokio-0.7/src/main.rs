@@ -12,8 +12,8 @@ harness::adapter_main!(
     ipc: ipc::DbusTokioIpc::default()
 );
 
-#[path = "../../dbus-0.9/src/codec.rs"]
+#[path = "../../../adapter-shared/dbus/codec.rs"]
 mod codec;
 mod ipc;
-#[path = "../../dbus-0.9/src/service.rs"]
+#[path = "../../../adapter-shared/dbus/service.rs"]
 mod service;

@@ -24,7 +24,9 @@ use typed::{digest_test_body, header_capacity, test_signal};
 mod fds;
 mod ipc;
 mod props;
+#[path = "../../../adapter-shared/rustbus/standard_reply.rs"]
 mod standard_reply;
+#[path = "../../../adapter-shared/rustbus/typed.rs"]
 mod typed;
 
 harness::adapter_main!(

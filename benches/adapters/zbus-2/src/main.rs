@@ -4,11 +4,11 @@
 //! shares, with zbus 2's match rules and name requests (src/bus_rules.rs).
 
 mod bus_rules;
-#[path = "../../zbus-1/src/codec.rs"]
+#[path = "../../../adapter-shared/zbus/codec_1.rs"]
 mod codec;
-#[path = "../../zbus-3/src/fds.rs"]
+#[path = "../../../adapter-shared/zbus/fds_2_3.rs"]
 mod fds;
-#[path = "../../zbus-3/src/ipc.rs"]
+#[path = "../../../adapter-shared/zbus/ipc_2_3.rs"]
 mod ipc;
 
 use codec::UnitsRef;
