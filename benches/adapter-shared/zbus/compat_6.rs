@@ -10,10 +10,8 @@
 use std::collections::HashMap;
 use std::num::NonZeroU32;
 
-use harness::ipc::props as p;
 use harness::payload;
 use zbus::message::Builder;
-use zbus::names::InterfaceName;
 use zbus::object_server::{DispatchResult, Interface};
 use zbus::wire::serialized::{Context, Data};
 use zbus::wire::Endian;
@@ -45,33 +43,13 @@ pub fn codec_unsupported() -> Option<String> {
     None
 }
 
-pub fn message_bytes(msg: &Message) -> &[u8] {
-    msg.data()
-}
-
-pub fn message_from_bytes(bytes: &[u8]) -> zbus::Result<Message> {
-    // 'static, as when zbus reads one off a socket.
-    let data = Data::new(bytes.to_vec(), Context::new(Endian::Little, 0));
-    // SAFETY: zbus checks the header here and the body while deserializing it; the
-    // message carries no file descriptors.
-    unsafe { Message::from_bytes(data) }
-}
-
-pub fn body(msg: &Message) -> message::Body {
-    msg.body()
-}
-
-pub fn deserialize<'b, T: DynamicDeserialize<'b>>(body: &'b message::Body) -> zbus::Result<T> {
-    body.deserialize()
-}
+crate::compat_common::message_functions!(Context::new);
 
 // ---- the property objects (`property/get-all/<n>`) ----
 
 #[async_trait::async_trait]
 impl Interface for PropsObject {
-    fn name() -> InterfaceName<'static> {
-        InterfaceName::from_static_str_unchecked(p::PROPS_INTERFACE)
-    }
+    crate::compat_common::interface_common!(DispatchResult);
 
     async fn get(
         &self,
@@ -106,29 +84,5 @@ impl Interface for PropsObject {
         self.values
             .contains_key(property_name)
             .then(|| Err(Box::new(fdo::Error::PropertyReadOnly(property_name.to_owned())) as BoxDBusError))
-    }
-
-    fn call<'call>(
-        &'call self,
-        _server: &'call ObjectServer,
-        _connection: &'call Connection,
-        _msg: &'call message::Message,
-        _name: zbus::names::MemberName<'call>,
-    ) -> DispatchResult<'call> {
-        DispatchResult::NotFound
-    }
-
-    fn call_mut<'call>(
-        &'call mut self,
-        _server: &'call ObjectServer,
-        _connection: &'call Connection,
-        _msg: &'call message::Message,
-        _name: zbus::names::MemberName<'call>,
-    ) -> DispatchResult<'call> {
-        DispatchResult::NotFound
-    }
-
-    fn introspect_to_writer(&self, writer: &mut dyn std::fmt::Write, level: usize) {
-        PropsObject::introspect_to_writer(self, writer, level)
     }
 }

@@ -1,7 +1,8 @@
 //! `call/fd-passing/<size>` (`harness::ipc::fd_passing`): `ReadFd(h) -> t` on
 //! a second interface of the served object, and its blocking proxy. zbus
 //! negotiates fd passing (`NEGOTIATE_UNIX_FD`) on every Unix-socket
-//! connection and carries fds as `zvariant::Fd`/`OwnedFd` (SCM_RIGHTS).
+//! connection and carries fds as `zvariant::Fd`/`OwnedFd` (SCM_RIGHTS). Compiled
+//! by adapter-zbus-4 and -5 (the same fd-passing API) through `#[path]`.
 
 use std::os::fd::AsFd;
 

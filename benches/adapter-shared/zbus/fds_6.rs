@@ -1,7 +1,8 @@
 //! `call/fd-passing/<size>` (`harness::ipc::fd_passing`): `ReadFd(h) -> t` on
 //! a second interface of the served object, and its proxy. zbus negotiates
 //! fd passing (`NEGOTIATE_UNIX_FD`) on every Unix-socket connection and
-//! carries fds as `zbus::Fd`/`zbus::OwnedFd` (SCM_RIGHTS).
+//! carries fds as `zbus::Fd`/`zbus::OwnedFd` (SCM_RIGHTS). Compiled by
+//! adapter-zbus-6 and -6-tokio through `#[path]`; `block_on` is their `crate::runtime`'s.
 
 use std::os::fd::{AsFd, OwnedFd};
 

@@ -5,7 +5,7 @@
 //! every connection runs its socket reader and object server on an executor thread
 //! of its own (the default `internal_executor`).
 //!
-//! zbus-2 compiles this file too: zbus 2 has the same API but for match rules and
+//! adapter-zbus-3 and adapter-zbus-2 compile this file through `#[path]`: zbus 2 has the same API but for match rules and
 //! name requests, which both adapters keep in their own `bus_rules` module.
 
 use std::os::unix::net::UnixListener;

@@ -18,9 +18,11 @@ use rustbus::message_builder::MarshalledMessage;
 use rustbus::wire::errors::{MarshalError, UnmarshalError};
 use rustbus::wire::marshal;
 use rustbus::wire::unmarshal;
+use rustbus::wire::UnixFd;
 use rustbus::{ByteOrder, MessageBuilder};
 use typed::{digest_test_body, header_capacity, test_signal};
 
+#[path = "../../../adapter-shared/rustbus/fds_server.rs"]
 mod fds;
 mod ipc;
 mod props;

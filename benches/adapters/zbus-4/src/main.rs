@@ -7,6 +7,8 @@
 #[path = "../../../adapter-shared/zbus/codec.rs"]
 mod codec;
 mod compat;
+#[path = "../../../adapter-shared/zbus/compat_4_6.rs"]
+mod compat_common;
 #[path = "../../../adapter-shared/zbus/fds_4_5.rs"]
 mod fds;
 #[path = "../../../adapter-shared/zbus/ipc_blocking.rs"]

@@ -11,7 +11,7 @@ use std::num::NonZeroU32;
 use std::os::unix::net::UnixStream;
 
 use anyhow::{Context as _, Result};
-use harness::ipc::{self as h, props as p};
+use harness::ipc as h;
 use harness::payload;
 use zbus::blocking::{self, fdo as bfdo};
 use zbus::message::Builder;
@@ -50,25 +50,7 @@ pub fn codec_unsupported() -> Option<String> {
     None
 }
 
-pub fn message_bytes(msg: &Message) -> &[u8] {
-    msg.data()
-}
-
-pub fn message_from_bytes(bytes: &[u8]) -> zbus::Result<Message> {
-    // 'static, as when zbus reads one off a socket.
-    let data = Data::new(bytes.to_vec(), Context::new_dbus(Endian::Little, 0));
-    // SAFETY: zbus checks the header here and the body while deserializing it; the
-    // message carries no file descriptors.
-    unsafe { Message::from_bytes(data) }
-}
-
-pub fn body(msg: &Message) -> message::Body {
-    msg.body()
-}
-
-pub fn deserialize<'b, T: DynamicDeserialize<'b>>(body: &'b message::Body) -> zbus::Result<T> {
-    body.deserialize()
-}
+crate::compat_common::message_functions!(Context::new_dbus);
 
 // ---- the IPC side ----
 
@@ -107,9 +89,7 @@ pub fn properties_get_all(
 
 #[async_trait::async_trait]
 impl Interface for PropsObject {
-    fn name() -> InterfaceName<'static> {
-        InterfaceName::from_static_str_unchecked(p::PROPS_INTERFACE)
-    }
+    crate::compat_common::interface_common!(DispatchResult2);
 
     async fn get(
         &self,
@@ -144,29 +124,5 @@ impl Interface for PropsObject {
         self.values
             .contains_key(property_name)
             .then(|| Err(fdo::Error::PropertyReadOnly(property_name.to_owned())))
-    }
-
-    fn call<'call>(
-        &'call self,
-        _server: &'call ObjectServer,
-        _connection: &'call Connection,
-        _msg: &'call message::Message,
-        _name: zbus::names::MemberName<'call>,
-    ) -> DispatchResult2<'call> {
-        DispatchResult2::NotFound
-    }
-
-    fn call_mut<'call>(
-        &'call mut self,
-        _server: &'call ObjectServer,
-        _connection: &'call Connection,
-        _msg: &'call message::Message,
-        _name: zbus::names::MemberName<'call>,
-    ) -> DispatchResult2<'call> {
-        DispatchResult2::NotFound
-    }
-
-    fn introspect_to_writer(&self, writer: &mut dyn std::fmt::Write, level: usize) {
-        PropsObject::introspect_to_writer(self, writer, level)
     }
 }

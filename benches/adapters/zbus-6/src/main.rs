@@ -9,6 +9,8 @@
 mod codec;
 #[path = "../../../adapter-shared/zbus/compat_6.rs"]
 mod compat;
+#[path = "../../../adapter-shared/zbus/compat_4_6.rs"]
+mod compat_common;
 #[path = "../../../adapter-shared/zbus/fds_6.rs"]
 mod fds;
 #[path = "../../../adapter-shared/zbus/ipc_async.rs"]
