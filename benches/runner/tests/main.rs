@@ -4,6 +4,7 @@
 
 mod common;
 
+mod adapter_shared;
 mod async_adapters;
 mod bad_input;
 mod build_times;

@@ -11,8 +11,9 @@
 //!
 //! The insertion-ordered dicts and string variants, the push and digest of a
 //! test body (`typed`) and the server's answer to any call
-//! (`standard_reply`) are rustbus-0.19's modules: the same source, compiled
-//! against rustbus 0.17 and async-rustbus's message types here.
+//! (`standard_reply`) are adapter-shared/rustbus/'s, which rustbus-0.19 compiles
+//! too: the same source, compiled against rustbus 0.17 and async-rustbus's
+//! message types here.
 
 use std::num::NonZeroU32;
 
@@ -33,9 +34,9 @@ use typed::{digest_test_body, header_capacity, test_signal};
 
 mod fds;
 mod ipc;
-#[path = "../../rustbus-0.19/src/standard_reply.rs"]
+#[path = "../../../adapter-shared/rustbus/standard_reply.rs"]
 mod standard_reply;
-#[path = "../../rustbus-0.19/src/typed.rs"]
+#[path = "../../../adapter-shared/rustbus/typed.rs"]
 mod typed;
 
 harness::adapter_main!(

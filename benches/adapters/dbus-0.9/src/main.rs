@@ -9,7 +9,9 @@ harness::adapter_main!(
     ipc: ipc::DbusIpc
 );
 
+#[path = "../../../adapter-shared/dbus/codec.rs"]
 mod codec;
 mod ipc;
 mod props;
+#[path = "../../../adapter-shared/dbus/service.rs"]
 mod service;

@@ -4,8 +4,8 @@
 //! cells use dbus-message-parser 3.1.0's API: a dynamic `Value` tree (arrays are
 //! `Value::Array(values, element signature)`), `Encoder::message` into a
 //! `BytesMut` and `Decoder::message` from a borrowed slice. Reading the tree is
-//! dbus-message-parser-4's `value_tree` module (the variants it reads are the
-//! same in both majors), included here. IPC: see `ipc`.
+//! adapter-shared/dbus-message-parser/value_tree.rs, which dbus-message-parser-4
+//! compiles too (the variants it reads are the same in both majors). IPC: see `ipc`.
 
 use std::convert::TryFrom;
 
@@ -24,7 +24,7 @@ harness::adapter_main!(
 );
 
 mod ipc;
-#[path = "../../dbus-message-parser-4/src/value_tree.rs"]
+#[path = "../../../adapter-shared/dbus-message-parser/value_tree.rs"]
 mod value_tree;
 
 use value_tree::dict_entry;

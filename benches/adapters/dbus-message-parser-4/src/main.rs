@@ -19,6 +19,7 @@ harness::adapter_main!(
     ipc: harness::ipc::NoTransport("dbus-message-parser has no transport: it only encodes and decodes messages")
 );
 
+#[path = "../../../adapter-shared/dbus-message-parser/value_tree.rs"]
 mod value_tree;
 
 use value_tree::dict_entry;

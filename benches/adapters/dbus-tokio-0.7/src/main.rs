@@ -1,6 +1,6 @@
 //! dbus-tokio 0.7: dbus-rs 0.9 driven by Tokio. dbus-tokio adds no codec of its
 //! own (messages are dbus-rs' `Message`s, marshalled by libdbus), so the codec
-//! cells run dbus-0.9's codec module, included here rather than copied. IPC:
+//! cells run adapter-shared/dbus/codec.rs, which dbus-0.9 compiles too. IPC:
 //! see `ipc`.
 
 harness::adapter_main!(
@@ -12,8 +12,8 @@ harness::adapter_main!(
     ipc: ipc::DbusTokioIpc::default()
 );
 
-#[path = "../../dbus-0.9/src/codec.rs"]
+#[path = "../../../adapter-shared/dbus/codec.rs"]
 mod codec;
 mod ipc;
-#[path = "../../dbus-0.9/src/service.rs"]
+#[path = "../../../adapter-shared/dbus/service.rs"]
 mod service;

@@ -18,13 +18,17 @@ use rustbus::message_builder::MarshalledMessage;
 use rustbus::wire::errors::{MarshalError, UnmarshalError};
 use rustbus::wire::marshal;
 use rustbus::wire::unmarshal;
+use rustbus::wire::UnixFd;
 use rustbus::{ByteOrder, MessageBuilder};
 use typed::{digest_test_body, header_capacity, test_signal};
 
+#[path = "../../../adapter-shared/rustbus/fds_server.rs"]
 mod fds;
 mod ipc;
 mod props;
+#[path = "../../../adapter-shared/rustbus/standard_reply.rs"]
 mod standard_reply;
+#[path = "../../../adapter-shared/rustbus/typed.rs"]
 mod typed;
 
 harness::adapter_main!(

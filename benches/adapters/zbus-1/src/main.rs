@@ -1,6 +1,7 @@
 //! zbus 1.x (zvariant 2): the codec in src/codec.rs (zbus 1's header types and
 //! zvariant 2); IPC through zbus 1's synchronous API (src/ipc.rs).
 
+#[path = "../../../adapter-shared/zbus/codec_1.rs"]
 mod codec;
 mod fds;
 mod ipc;

@@ -1,14 +1,14 @@
-//! zbus 2.x (zvariant 3): the codec (zbus-1's src/codec.rs, whose text builds on both) writes and
-//! reads messages with zbus 2's header types and zvariant; IPC through
-//! `#[dbus_interface]` and the blocking API: zbus-3's src/ipc.rs, whose API zbus 2
-//! shares, with zbus 2's match rules and name requests (src/bus_rules.rs).
+//! zbus 2.x (zvariant 3): the codec (adapter-shared/zbus/codec_1.rs, which zbus-1 compiles
+//! too) writes and reads messages with zbus 2's header types and zvariant; IPC through
+//! `#[dbus_interface]` and the blocking API: adapter-shared/zbus/ipc_2_3.rs, which zbus-3
+//! compiles too, with zbus 2's match rules and name requests (src/bus_rules.rs).
 
 mod bus_rules;
-#[path = "../../zbus-1/src/codec.rs"]
+#[path = "../../../adapter-shared/zbus/codec_1.rs"]
 mod codec;
-#[path = "../../zbus-3/src/fds.rs"]
+#[path = "../../../adapter-shared/zbus/fds_2_3.rs"]
 mod fds;
-#[path = "../../zbus-3/src/ipc.rs"]
+#[path = "../../../adapter-shared/zbus/ipc_2_3.rs"]
 mod ipc;
 
 use codec::UnitsRef;

@@ -1,308 +1,32 @@
-//! zbus 6.x through its documented serde path: `Message::signal(..).build(&body)`
-//! with `Serialize + Type` bodies, and `Message::from_bytes` +
-//! `Body::deserialize` into borrowed typed values. zbus 6 merged zvariant in as
-//! `zbus::wire`; building and parsing messages is synchronous (no runtime), so
-//! the codec is the same on either executor.
+//! zbus 6.x: the codec through its documented serde path (`Message::signal(..).build(&body)`
+//! with `Serialize + Type` bodies, `Message::from_bytes` + `Body::deserialize` into borrowed
+//! typed values; zbus 6 merged zvariant in as `zbus::wire`), IPC through `#[interface]` /
+//! `#[proxy]` driven by `zbus::block_on`. The code is adapter-shared/zbus/'s, which zbus 4
+//! and 5 compile too (adapter-zbus-6-tokio all of this adapter's); src/runtime.rs is the
+//! executor, the one thing the two zbus 6 rows do not share.
 
-use std::fmt;
-use std::num::NonZeroU32;
-
-use anyhow::{ensure, Result};
-use harness::payload::{self, Body, Unit};
-use harness::{Codec, Digest, Shape};
-use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
-use serde::ser::{SerializeMap, SerializeTuple};
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
-use zbus::message::Message;
-use zbus::wire::serialized::{Context, Data};
-use zbus::wire::{as_variant, DynamicDeserialize, DynamicType, Endian, Signature};
-use zbus::Type;
-
+#[path = "../../../adapter-shared/zbus/codec.rs"]
+mod codec;
+#[path = "../../../adapter-shared/zbus/compat_6.rs"]
+mod compat;
+#[path = "../../../adapter-shared/zbus/compat_4_6.rs"]
+mod compat_common;
+#[path = "../../../adapter-shared/zbus/fds_6.rs"]
 mod fds;
+#[path = "../../../adapter-shared/zbus/ipc_async.rs"]
 mod ipc;
+#[path = "../../../adapter-shared/zbus/props.rs"]
 mod props;
-// The executor of the IPC side: zbus' own (this package) or Tokio (package
-// adapter-zbus-6-tokio, built from this same source with its `tokio-runtime` feature).
-#[cfg_attr(feature = "tokio-runtime", path = "runtime_tokio.rs")]
 mod runtime;
+#[path = "../../../adapter-shared/zbus/service.rs"]
+mod service;
+#[path = "../../../adapter-shared/zbus/zvariant_5_6.rs"]
+mod zv;
 
-#[cfg(not(feature = "tokio-runtime"))]
 harness::adapter_main!(
     id: "zbus-6",
     library: "zbus",
     runtime: "zbus::block_on: zbus' own runtime (zruntime) on the calling thread during a call, on a helper thread in between",
-    codec: Zbus,
+    codec: compat::Zbus,
     ipc: ipc::ZbusIpc
 );
-
-#[cfg(feature = "tokio-runtime")]
-harness::adapter_main!(
-    id: "zbus-6-tokio",
-    library: "zbus",
-    runtime: "tokio 1.x current-thread runtime (zbus' `tokio` feature, no default-rt), one per process, run by block_on on the calling thread: connections' tasks run only while a thread is inside block_on (the p2p server's per-peer threads share it)",
-    codec: Zbus,
-    ipc: ipc::ZbusIpc
-);
-
-struct Zbus;
-
-const SERIAL: NonZeroU32 = NonZeroU32::new(payload::SERIAL).unwrap();
-
-/// The complete message; its bytes are the wire form (no copy).
-struct Wire(Message);
-
-impl AsRef<[u8]> for Wire {
-    fn as_ref(&self) -> &[u8] {
-        self.0.data()
-    }
-}
-
-// ---- marshal: borrowed views of the plain values ----
-
-/// `a{si}` in insertion order: zbus maps (HashMap/BTreeMap) would reorder it.
-#[derive(Type)]
-#[zbus(signature = "a{si}")]
-struct DictRef<'a>(&'a [(String, i32)]);
-
-impl Serialize for DictRef<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut map = s.serialize_map(Some(self.0.len()))?;
-        for (k, v) in self.0 {
-            map.serialize_entry(k, v)?;
-        }
-        map.end()
-    }
-}
-
-/// `a{sv}` in insertion order, every value a string variant.
-#[derive(Type)]
-#[zbus(signature = "a{sv}")]
-struct AsvRef<'a>(&'a [(String, String)]);
-
-impl Serialize for AsvRef<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut map = s.serialize_map(Some(self.0.len()))?;
-        for (k, v) in self.0 {
-            map.serialize_entry(k, &as_variant::Serialize(v))?;
-        }
-        map.end()
-    }
-}
-
-/// The signatures of one unit's six top-level arguments, `s t (ts) a{si} at as`.
-const UNIT_FIELDS: [&Signature; 6] = [
-    String::SIGNATURE,
-    u64::SIGNATURE,
-    <(u64, String)>::SIGNATURE,
-    DictRef::SIGNATURE,
-    <Vec<u64>>::SIGNATURE,
-    <Vec<String>>::SIGNATURE,
-];
-
-fn units_signature(count: usize) -> Signature {
-    let fields = UNIT_FIELDS.iter().cycle().take(count * UNIT_FIELDS.len());
-    Signature::structure(fields.map(|s| (*s).clone()).collect::<Vec<_>>())
-}
-
-/// A body of N units: their fields are top-level message arguments one after
-/// another (not N structs), so the signature is only known at run time.
-struct UnitsRef<'a>(&'a [Unit]);
-
-impl DynamicType for UnitsRef<'_> {
-    fn signature(&self) -> Signature {
-        units_signature(self.0.len())
-    }
-}
-
-impl Serialize for UnitsRef<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut args = s.serialize_tuple(self.0.len() * UNIT_FIELDS.len())?;
-        for u in self.0 {
-            args.serialize_element(&u.s)?;
-            args.serialize_element(&u.t)?;
-            args.serialize_element(&u.st)?;
-            args.serialize_element(&DictRef(&u.dict))?;
-            args.serialize_element(&u.at)?;
-            args.serialize_element(&u.as_)?;
-        }
-        args.end()
-    }
-}
-
-// ---- demarshal: typed values borrowing the message bytes ----
-
-/// A dict's entries in wire order.
-struct Entries<K, V>(Vec<(K, V)>);
-
-impl<'de, K: Deserialize<'de>, V: Deserialize<'de>> Deserialize<'de> for Entries<K, V> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct EntriesVisitor<K, V>(std::marker::PhantomData<(K, V)>);
-        impl<'de, K: Deserialize<'de>, V: Deserialize<'de>> Visitor<'de> for EntriesVisitor<K, V> {
-            type Value = Entries<K, V>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a dict")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-                let mut entries = Vec::with_capacity(map.size_hint().unwrap_or(0));
-                while let Some(entry) = map.next_entry()? {
-                    entries.push(entry);
-                }
-                Ok(Entries(entries))
-            }
-        }
-        d.deserialize_map(EntriesVisitor(std::marker::PhantomData))
-    }
-}
-
-#[derive(Deserialize, Type)]
-#[zbus(signature = "a{sv}")]
-struct AsvBody<'a>(#[serde(borrow)] Entries<&'a str, StrVariant<'a>>);
-
-/// A variant that must hold a string (`as_variant` checks its signature).
-#[derive(Deserialize)]
-struct StrVariant<'a>(#[serde(with = "as_variant", borrow)] &'a str);
-
-struct UnitView<'a> {
-    s: &'a str,
-    t: u64,
-    st: (u64, &'a str),
-    dict: Entries<&'a str, i32>,
-    at: Vec<u64>,
-    as_: Vec<&'a str>,
-}
-
-struct UnitsBody<'a>(Vec<UnitView<'a>>);
-
-/// Reads the N units a `st(ts)a{si}atas` x N body signature announces.
-struct UnitsSeed(usize);
-
-// Required by `DynamicDeserialize`.
-impl DynamicType for UnitsBody<'_> {
-    fn signature(&self) -> Signature {
-        units_signature(self.0.len())
-    }
-}
-
-impl DynamicType for UnitsSeed {
-    fn signature(&self) -> Signature {
-        units_signature(self.0)
-    }
-}
-
-impl<'de> DynamicDeserialize<'de> for UnitsBody<'de> {
-    type Deserializer = UnitsSeed;
-
-    fn deserializer_for_signature(signature: &Signature) -> zbus::Result<UnitsSeed> {
-        match signature {
-            Signature::Structure(fields)
-                if fields.len() % UNIT_FIELDS.len() == 0
-                    && fields
-                        .iter()
-                        .zip(UNIT_FIELDS.iter().cycle())
-                        .all(|(got, want)| got == *want) =>
-            {
-                Ok(UnitsSeed(fields.len() / UNIT_FIELDS.len()))
-            }
-            _ => Err(zbus::Error::SignatureMismatch(
-                signature.clone(),
-                "`st(ts)a{si}atas` repeated".into(),
-            )),
-        }
-    }
-}
-
-impl<'de> DeserializeSeed<'de> for UnitsSeed {
-    type Value = UnitsBody<'de>;
-
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_tuple(self.0 * UNIT_FIELDS.len(), UnitsVisitor(self.0))
-    }
-}
-
-struct UnitsVisitor(usize);
-
-fn next<'de, A: SeqAccess<'de>, T: Deserialize<'de>>(seq: &mut A) -> Result<T, A::Error> {
-    seq.next_element()?
-        .ok_or_else(|| de::Error::custom("body ends inside a unit"))
-}
-
-impl<'de> Visitor<'de> for UnitsVisitor {
-    type Value = UnitsBody<'de>;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        write!(f, "{} units", self.0)
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-        let mut units = Vec::with_capacity(self.0);
-        for _ in 0..self.0 {
-            units.push(UnitView {
-                s: next(&mut seq)?,
-                t: next(&mut seq)?,
-                st: next(&mut seq)?,
-                dict: next(&mut seq)?,
-                at: next(&mut seq)?,
-                as_: next(&mut seq)?,
-            });
-        }
-        Ok(UnitsBody(units))
-    }
-}
-
-impl Codec for Zbus {
-    type Wire = Wire;
-
-    fn marshal(&mut self, body: &Body) -> Result<Wire> {
-        let builder = Message::signal(payload::PATH, payload::INTERFACE, payload::MEMBER)
-            .serial(SERIAL)
-            .endian(Endian::Little);
-        let msg = match body {
-            Body::Units(units) => builder.build(&UnitsRef(units))?,
-            Body::AsvDict(entries) => builder.build(&AsvRef(entries))?,
-        };
-        Ok(Wire(msg))
-    }
-
-    fn demarshal(&mut self, bytes: &[u8], shape: Shape, d: &mut Digest) -> Result<()> {
-        // A Message owns its bytes ('static), as when zbus reads one off a socket.
-        let data = Data::new(bytes.to_vec(), Context::new(Endian::Little, 0));
-        // SAFETY: zbus checks the header here and the body while deserializing it; the
-        // message carries no file descriptors.
-        let msg = unsafe { Message::from_bytes(data) }?;
-        let body = msg.body();
-        match shape {
-            Shape::Units { count } => {
-                let UnitsBody(units) = body.deserialize()?;
-                ensure!(units.len() == count, "{} units, expected {count}", units.len());
-                for u in &units {
-                    d.str(u.s);
-                    d.u64(u.t);
-                    d.u64(u.st.0);
-                    d.str(u.st.1);
-                    for (k, v) in &u.dict.0 {
-                        d.str(k);
-                        d.i32(*v);
-                    }
-                    d.len(u.dict.0.len());
-                    for x in &u.at {
-                        d.u64(*x);
-                    }
-                    d.len(u.at.len());
-                    for s in &u.as_ {
-                        d.str(s);
-                    }
-                    d.len(u.as_.len());
-                }
-            }
-            Shape::AsvDict => {
-                let AsvBody(Entries(entries)) = body.deserialize()?;
-                for (k, v) in &entries {
-                    d.str(k);
-                    d.str(v.0);
-                }
-                d.len(entries.len());
-            }
-        }
-        Ok(())
-    }
-}

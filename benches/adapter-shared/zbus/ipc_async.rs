@@ -1,5 +1,6 @@
-//! The IPC side: the benchmark service as an `#[interface]` object served by a
-//! `connection::Builder`, the client as a `#[proxy]` trait. zbus 6 is async only;
+//! The IPC side of zbus 6 (compiled by adapter-zbus-6 and -6-tokio through `#[path]`):
+//! the service of adapter-shared/zbus/service.rs served by a `connection::Builder`, the
+//! client through the generated async proxy and the `fdo` proxies. zbus 6 is async only;
 //! this synchronous program drives it with `crate::runtime::block_on`: zbus's own
 //! runtime (zruntime), which runs on the calling thread while a call is inside it
 //! and hands the connections to a helper thread in between (the documented way for
@@ -10,127 +11,22 @@ use std::os::unix::net::UnixListener;
 
 use anyhow::{bail, Context, Result};
 use futures_util::StreamExt;
+use harness::ipc::props as p;
 use harness::ipc::{self as h, IpcOp, Method, Transport};
 use harness::{payload, Digest};
-use serde::{Deserialize, Serialize};
-use serde_bytes::{ByteBuf, Bytes};
+use serde_bytes::Bytes;
+use zbus::names::InterfaceName;
 use zbus::object_server::SignalEmitter;
-use zbus::{connection, fdo, interface, proxy, Connection, Guid, MatchRule, MessageStream, Type};
+use zbus::{connection, fdo, Connection, Guid, MatchRule, MessageStream, ObjectServer};
 
+use crate::codec::UnitsRef;
+use crate::props::{destination, item_objects, managed_objects_digest, properties_digest, PropsObject};
 use crate::runtime::block_on;
-use crate::UnitsRef;
+use crate::service::{
+    digest_items, digest_object_ref, digest_relation_set, ping_digest, ping_rule, BenchProxy, BenchService,
+};
 
 pub struct ZbusIpc;
-
-/// `(so)`: a bus name and an object path (`ObjectRef`, the elements of `RelationSet`).
-#[derive(Clone, Serialize, Deserialize, Type)]
-struct ObjectRef {
-    name: String,
-    path: zbus::OwnedObjectPath,
-}
-
-fn object_ref(service_name: &str, i: usize) -> ObjectRef {
-    ObjectRef {
-        name: service_name.to_owned(),
-        path: h::object_path(i).try_into().expect("a valid object path"),
-    }
-}
-
-/// The served object (`harness::ipc`'s table).
-struct BenchService {
-    object_ref: ObjectRef,
-    relation_set: Vec<ObjectRef>,
-    items: Vec<(String, String)>,
-}
-
-impl BenchService {
-    fn new(service_name: &str) -> Self {
-        BenchService {
-            object_ref: object_ref(service_name, 0),
-            relation_set: (0..10).map(|i| object_ref(service_name, i)).collect(),
-            items: h::items(),
-        }
-    }
-}
-
-// Member names are the PascalCase of the Rust names (`in_out_int` -> `InOutInt`).
-#[interface(name = "io.killing.spark.Bench")]
-impl BenchService {
-    fn void(&self) {}
-
-    fn in_int(&self, value: i32) {
-        let _ = value;
-    }
-
-    fn out_int(&self) -> i32 {
-        h::OUT_INT
-    }
-
-    fn in_out_int(&self, value: i32) -> i32 {
-        value + 1
-    }
-
-    fn in_string(&self, value: &str) {
-        let _ = value;
-    }
-
-    fn out_string(&self) -> &str {
-        h::OUT_STRING
-    }
-
-    fn in_out_string(&self, value: String) -> String {
-        value
-    }
-
-    // A single struct is returned as a 1-tuple: a bare struct would be spread into out-args `so`.
-    fn object_ref(&self) -> (ObjectRef,) {
-        (self.object_ref.clone(),)
-    }
-
-    fn relation_set(&self) -> Vec<ObjectRef> {
-        self.relation_set.clone()
-    }
-
-    /// `ay` through serde_bytes: one slice, not a sequence of 1-byte elements.
-    fn echo_bytes(&self, data: ByteBuf) -> ByteBuf {
-        data
-    }
-
-    #[zbus(property)]
-    fn items(&self) -> Vec<(String, String)> {
-        self.items.clone()
-    }
-
-    /// Emitted by clients (any connection can emit it through a `SignalEmitter`).
-    #[zbus(signal)]
-    async fn ping(emitter: &SignalEmitter<'_>, text: &str) -> zbus::Result<()>;
-}
-
-// On p2p the destination is not used by the peer; the default is the interface name.
-#[proxy(
-    interface = "io.killing.spark.Bench",
-    default_service = "io.killing.spark.Bench",
-    default_path = "/io/killing/spark"
-)]
-trait Bench {
-    fn void(&self) -> zbus::Result<()>;
-    fn in_int(&self, value: i32) -> zbus::Result<()>;
-    fn out_int(&self) -> zbus::Result<i32>;
-    fn in_out_int(&self, value: i32) -> zbus::Result<i32>;
-    fn in_string(&self, value: &str) -> zbus::Result<()>;
-    fn out_string(&self) -> zbus::Result<String>;
-    fn in_out_string(&self, value: &str) -> zbus::Result<String>;
-    fn object_ref(&self) -> zbus::Result<ObjectRef>;
-    fn relation_set(&self) -> zbus::Result<Vec<ObjectRef>>;
-    fn echo_bytes(&self, data: &Bytes) -> zbus::Result<ByteBuf>;
-
-    /// The default `CacheProperties::Lazily`: the first read subscribes to
-    /// `PropertiesChanged` (an AddMatch on a bus) and fetches every property with
-    /// `GetAll`; every later read is answered from that cache (kept up to date by
-    /// the signal) without a message, only converting the cached variant.
-    #[zbus(property)]
-    fn items(&self) -> zbus::Result<Vec<(String, String)>>;
-}
 
 /// A new connection: SASL, then Hello on a bus; SASL only peer to peer.
 async fn connect(t: &Transport) -> zbus::Result<Connection> {
@@ -164,19 +60,6 @@ async fn connect_proxy(t: &Transport) -> zbus::Result<BenchProxy<'static>> {
     proxy(&connect(t).await?, t).await
 }
 
-fn digest_object_ref(d: &mut Digest, r: &ObjectRef) {
-    d.str(&r.name);
-    d.str(r.path.as_str());
-}
-
-fn digest_items(d: &mut Digest, items: &[(String, String)]) {
-    for (a, b) in items {
-        d.str(a);
-        d.str(b);
-    }
-    d.len(items.len());
-}
-
 async fn call(proxy: &BenchProxy<'_>, m: Method) -> zbus::Result<u64> {
     let mut d = Digest::new();
     match m {
@@ -188,31 +71,13 @@ async fn call(proxy: &BenchProxy<'_>, m: Method) -> zbus::Result<u64> {
         Method::OutString => d.str(&proxy.out_string().await?),
         Method::InOutString => d.str(&proxy.in_out_string(h::OUT_STRING).await?),
         Method::ObjectRef => digest_object_ref(&mut d, &proxy.object_ref().await?),
-        Method::RelationSet => {
-            let set = proxy.relation_set().await?;
-            for r in &set {
-                digest_object_ref(&mut d, r);
-            }
-            d.len(set.len());
-        }
+        Method::RelationSet => digest_relation_set(&mut d, &proxy.relation_set().await?),
     }
     Ok(d.finish())
 }
 
-fn ping_rule() -> Result<MatchRule<'static>> {
-    Ok(MatchRule::try_from(h::ping_rule().as_str())?.into_owned())
-}
-
 async fn emit_ping(emitter: &SignalEmitter<'_>) -> zbus::Result<()> {
     BenchService::ping(emitter, h::SIGNAL_TEXT).await
-}
-
-/// The digest of a received `Ping`: its text.
-fn ping_digest(msg: Option<zbus::Result<zbus::Message>>) -> Result<u64> {
-    let msg = msg.context("the signal stream ended")??;
-    let mut d = Digest::new();
-    d.str(msg.body().deserialize::<&str>()?);
-    Ok(d.finish())
 }
 
 type Op<'a> = Box<dyn FnMut() -> Result<u64> + 'a>;
@@ -235,7 +100,7 @@ impl h::Ipc for ZbusIpc {
                     .build()
                     .await
                     .with_context(|| format!("connecting the server to the bus and requesting {service_name}"))?;
-                crate::props::serve_all(_conn.object_server())
+                serve_all(_conn.object_server())
                     .await
                     .context("serving the property and object-manager objects")?;
                 ready();
@@ -255,7 +120,7 @@ impl h::Ipc for ZbusIpc {
                     let guid = guid.clone();
                     std::thread::spawn(move || {
                         let served = block_on(async {
-                            // Not the property/object-manager objects: see `props::NOT_PEER_TO_PEER`.
+                            // Not the property/object-manager objects: see `NOT_PEER_TO_PEER`.
                             let conn = connection::Builder::unix_stream(stream)
                                 .server(guid)
                                 .p2p()
@@ -297,14 +162,11 @@ impl h::Ipc for ZbusIpc {
     }
 
     fn unsupported_ipc(&self, op: IpcOp, p2p: bool) -> Option<String> {
-        (p2p && matches!(op, IpcOp::PropertyGetAll(_) | IpcOp::ManagedObjects(_)))
-            .then(|| crate::props::NOT_PEER_TO_PEER.to_owned())
+        crate::service::unsupported_ipc(op, p2p, NOT_PEER_TO_PEER)
     }
 
     fn implements(&self, op: IpcOp) -> bool {
-        !op.opt_in()
-            || matches!(op, IpcOp::InFlight(_) | IpcOp::IdleConnections(_) | IpcOp::FdPassing(_))
-            || matches!(op, IpcOp::PropertyGetAll(_) | IpcOp::ManagedObjects(_))
+        crate::service::implements(op)
     }
 
     fn idle_connection(&mut self, transport: &Transport) -> Result<Box<dyn std::any::Any>> {
@@ -315,12 +177,12 @@ impl h::Ipc for ZbusIpc {
         let t = transport.clone();
         Ok(match op {
             IpcOp::PropertyGetAll(n) => {
-                let proxy = block_on(async { crate::props::get_all_client(&connect(&t).await?, &t, n).await })?;
-                Box::new(move || block_on(crate::props::get_all(&proxy)))
+                let proxy = block_on(async { get_all_client(&connect(&t).await?, &t, n).await })?;
+                Box::new(move || block_on(get_all(&proxy)))
             }
             IpcOp::ManagedObjects(n) => {
-                let proxy = block_on(async { crate::props::managed_objects_client(&connect(&t).await?, &t, n).await })?;
-                Box::new(move || block_on(crate::props::managed_objects(&proxy)))
+                let proxy = block_on(async { managed_objects_client(&connect(&t).await?, &t, n).await })?;
+                Box::new(move || block_on(managed_objects(&proxy)))
             }
             IpcOp::FdPassing(n) => {
                 let conn = block_on(connect(&t))?;
@@ -427,4 +289,62 @@ impl h::Ipc for ZbusIpc {
             Ok(proxy(&conn, transport).await?.items().await?)
         })
     }
+}
+
+/// Why the adapter's p2p server does not serve them (an adapter choice, not a zbus limit).
+pub const NOT_PEER_TO_PEER: &str = "this adapter does not serve property/get-all and objects/get-managed-objects \
+     peer to peer yet: zbus's object server is per connection, and registering both families' 2020 objects on \
+     every accepted connection (fdo::ObjectManager announcing each child with InterfacesAdded) made every \
+     peer-to-peer connection of this server about 30 ms slower (property/cold-start went from about 10-17 ms to \
+     37-48 ms here), which would change the other p2p cells; objects built only when first asked for are not \
+     written yet";
+
+/// Every object of both families on `server` (a bus server's one connection): the props objects, then per
+/// manager its children and last the manager (which announces them once).
+async fn serve_all(server: &ObjectServer) -> zbus::Result<()> {
+    for n in p::PROPS_COUNTS {
+        server.at(p::props_path(n), PropsObject::new(n)).await?;
+        for (path, item) in item_objects(n) {
+            server.at(path, item).await?;
+        }
+        server.at(p::objects_path(n), fdo::ObjectManager).await?;
+    }
+    Ok(())
+}
+
+/// `property/get-all/<n>`: one `PropertiesProxy::get_all` per call of the closure.
+async fn get_all_client(conn: &Connection, t: &Transport, n: usize) -> Result<fdo::PropertiesProxy<'static>> {
+    let proxy = fdo::PropertiesProxy::builder(conn)
+        .destination(destination(t))
+        .path(p::props_path(n))
+        .build()
+        .await?;
+    Ok(proxy)
+}
+
+async fn get_all(proxy: &fdo::PropertiesProxy<'_>) -> Result<u64> {
+    let iface = InterfaceName::from_static_str_unchecked(p::PROPS_INTERFACE);
+    properties_digest(&proxy.get_all(iface).await.context("Properties.GetAll")?)
+}
+
+/// `objects/get-managed-objects/<n>`: one `ObjectManagerProxy::get_managed_objects` per call.
+async fn managed_objects_client(
+    conn: &Connection,
+    t: &Transport,
+    n: usize,
+) -> Result<fdo::ObjectManagerProxy<'static>> {
+    let proxy = fdo::ObjectManagerProxy::builder(conn)
+        .destination(destination(t))
+        .path(p::objects_path(n))
+        .build()
+        .await?;
+    Ok(proxy)
+}
+
+async fn managed_objects(proxy: &fdo::ObjectManagerProxy<'_>) -> Result<u64> {
+    let objects = proxy
+        .get_managed_objects()
+        .await
+        .context("ObjectManager.GetManagedObjects")?;
+    managed_objects_digest(&objects)
 }

@@ -1,15 +1,15 @@
 //! `call/fd-passing/<size>` (`harness::ipc::fd_passing`): `ReadFd(h) -> t` on
-//! a second interface of the served object, and its proxy. zbus negotiates
-//! fd passing (`NEGOTIATE_UNIX_FD`) on every Unix-socket connection and
-//! carries fds as `zbus::Fd`/`zbus::OwnedFd` (SCM_RIGHTS).
+//! a second interface of the served object, and its blocking proxy. zbus
+//! negotiates fd passing (`NEGOTIATE_UNIX_FD`) on every Unix-socket
+//! connection and carries fds as `zvariant::Fd`/`OwnedFd` (SCM_RIGHTS). Compiled
+//! by adapter-zbus-4 and -5 (the same fd-passing API) through `#[path]`.
 
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::AsFd;
 
 use anyhow::Result;
 use harness::ipc::fd_passing as fd;
-use zbus::{fdo, interface, proxy, Connection, Fd, OwnedFd as WireFd};
-
-use crate::runtime::block_on;
+use zbus::zvariant::{Fd, OwnedFd as WireFd};
+use zbus::{blocking, fdo, interface, proxy};
 
 /// The served `io.killing.spark.BenchFd` interface.
 pub struct FdService;
@@ -33,14 +33,16 @@ trait BenchFd {
 }
 
 /// The client op: the memfd written once, then one `ReadFd` per call.
-pub fn client(conn: Connection, destination: Option<&str>, size: usize) -> Result<impl FnMut() -> Result<u64>> {
-    let proxy = block_on(async {
-        let builder = BenchFdProxy::builder(&conn);
-        match destination {
-            Some(name) => builder.destination(name.to_owned()).build().await,
-            None => builder.build().await,
-        }
-    })?;
-    let memfd: OwnedFd = fd::payload_memfd(size)?;
-    Ok(move || Ok(block_on(proxy.read_fd(Fd::from(memfd.as_fd())))?))
+pub fn client(
+    conn: &blocking::Connection,
+    destination: Option<&str>,
+    size: usize,
+) -> Result<impl FnMut() -> Result<u64>> {
+    let builder = BenchFdProxyBlocking::builder(conn);
+    let proxy = match destination {
+        Some(name) => builder.destination(name.to_owned())?.build()?,
+        None => builder.build()?,
+    };
+    let memfd = fd::payload_memfd(size)?;
+    Ok(move || Ok(proxy.read_fd(Fd::from(memfd.as_fd()))?))
 }

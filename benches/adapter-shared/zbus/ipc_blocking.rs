@@ -1,135 +1,40 @@
-//! The IPC side: the benchmark service as an `#[interface]` object served by a
-//! `blocking::connection::Builder`, the client as a `#[proxy]` trait used through
-//! its generated blocking proxy (`BenchProxyBlocking`). zbus 5's blocking API
-//! (feature `blocking-api`) wraps the async one in `async_io::block_on`; with the
-//! `async-io` feature every connection runs its socket reader and object server on
-//! an executor thread of its own (the default `internal_executor`).
+//! The IPC side of zbus 4 and 5 (compiled by adapter-zbus-4 and -5 through `#[path]`):
+//! the service of adapter-shared/zbus/service.rs served by a
+//! `blocking::connection::Builder`, the client through the generated blocking proxy
+//! (`BenchProxyBlocking`) and the blocking `fdo` proxies. zbus' blocking API wraps the
+//! async one in `async_io::block_on`; with the `async-io` feature every connection
+//! runs its socket reader and object server on an executor thread of its own (the
+//! default `internal_executor`). Where zbus 4 and 5 differ (how the server's name is
+//! requested, a peer connection's builder, waiting until a peer has closed, the
+//! `Properties.GetAll` argument) comes from the including crate's `crate::compat`.
 
 use std::os::unix::net::UnixListener;
 
 use anyhow::{bail, Context, Result};
+use harness::ipc::props as p;
 use harness::ipc::{self as h, IpcOp, Method, Transport};
 use harness::{payload, Digest};
-use serde::{Deserialize, Serialize};
-use serde_bytes::{ByteBuf, Bytes};
-use zbus::blocking::{self, fdo, MessageIterator};
-use zbus::object_server::SignalEmitter;
-use zbus::zvariant::{OwnedObjectPath, Type};
-use zbus::{interface, proxy, Guid, MatchRule, Message};
+use serde_bytes::Bytes;
+use zbus::blocking::{self, fdo as bfdo, MessageIterator};
+use zbus::names::InterfaceName;
+use zbus::{fdo, Guid, MatchRule};
 
-use crate::UnitsRef;
+use crate::codec::UnitsRef;
+use crate::compat;
+use crate::props::{destination, item_objects, managed_objects_digest, properties_digest, PropsObject};
+use crate::service::{
+    digest_items, digest_object_ref, digest_relation_set, ping_digest, ping_rule, BenchProxy, BenchProxyBlocking,
+    BenchService,
+};
 
 pub struct ZbusIpc;
 
-/// `(so)`: a bus name and an object path (`ObjectRef`, the elements of `RelationSet`).
-#[derive(Clone, Serialize, Deserialize, Type)]
-struct ObjectRef {
-    name: String,
-    path: OwnedObjectPath,
-}
-
-fn object_ref(service_name: &str, i: usize) -> ObjectRef {
-    ObjectRef {
-        name: service_name.to_owned(),
-        path: h::object_path(i).try_into().expect("a valid object path"),
-    }
-}
-
-/// The served object (`harness::ipc`'s table).
-struct BenchService {
-    object_ref: ObjectRef,
-    relation_set: Vec<ObjectRef>,
-    items: Vec<(String, String)>,
-}
-
-impl BenchService {
-    fn new(service_name: &str) -> Self {
-        BenchService {
-            object_ref: object_ref(service_name, 0),
-            relation_set: (0..10).map(|i| object_ref(service_name, i)).collect(),
-            items: h::items(),
-        }
-    }
-}
-
-// Member names are the PascalCase of the Rust names (`in_out_int` -> `InOutInt`).
-#[interface(name = "io.killing.spark.Bench")]
-impl BenchService {
-    fn void(&self) {}
-
-    fn in_int(&self, value: i32) {
-        let _ = value;
-    }
-
-    fn out_int(&self) -> i32 {
-        h::OUT_INT
-    }
-
-    fn in_out_int(&self, value: i32) -> i32 {
-        value + 1
-    }
-
-    fn in_string(&self, value: &str) {
-        let _ = value;
-    }
-
-    fn out_string(&self) -> &str {
-        h::OUT_STRING
-    }
-
-    fn in_out_string(&self, value: String) -> String {
-        value
-    }
-
-    // A single struct is returned as a 1-tuple: a bare struct would be spread into out-args `so`.
-    fn object_ref(&self) -> (ObjectRef,) {
-        (self.object_ref.clone(),)
-    }
-
-    fn relation_set(&self) -> Vec<ObjectRef> {
-        self.relation_set.clone()
-    }
-
-    /// `ay` through serde_bytes: one slice, not a sequence of 1-byte elements.
-    fn echo_bytes(&self, data: ByteBuf) -> ByteBuf {
-        data
-    }
-
-    #[zbus(property)]
-    fn items(&self) -> Vec<(String, String)> {
-        self.items.clone()
-    }
-
-    /// Emitted by clients.
-    #[zbus(signal)]
-    async fn ping(emitter: &SignalEmitter<'_>, text: &str) -> zbus::Result<()>;
-}
-
-// On p2p the destination is not used by the peer; the default is the interface name.
-#[proxy(
-    interface = "io.killing.spark.Bench",
-    default_service = "io.killing.spark.Bench",
-    default_path = "/io/killing/spark"
-)]
-trait Bench {
-    fn void(&self) -> zbus::Result<()>;
-    fn in_int(&self, value: i32) -> zbus::Result<()>;
-    fn out_int(&self) -> zbus::Result<i32>;
-    fn in_out_int(&self, value: i32) -> zbus::Result<i32>;
-    fn in_string(&self, value: &str) -> zbus::Result<()>;
-    fn out_string(&self) -> zbus::Result<String>;
-    fn in_out_string(&self, value: &str) -> zbus::Result<String>;
-    fn object_ref(&self) -> zbus::Result<ObjectRef>;
-    fn relation_set(&self) -> zbus::Result<Vec<ObjectRef>>;
-    fn echo_bytes(&self, data: &Bytes) -> zbus::Result<ByteBuf>;
-
-    /// The default `CacheProperties::Lazily`: the first read subscribes to
-    /// `PropertiesChanged` (an AddMatch on a bus) and fetches every property with
-    /// `GetAll`; every later read is answered from that cache (kept up to date by
-    /// the signal) without a message, only converting the cached value.
-    #[zbus(property)]
-    fn items(&self) -> zbus::Result<Vec<(String, String)>>;
-}
+/// Why the adapter's p2p server does not serve them (an adapter choice, not a zbus limit).
+pub const NOT_PEER_TO_PEER: &str = "this adapter does not serve property/get-all and objects/get-managed-objects \
+     peer to peer yet: zbus's object server is per connection, and registering both families' 2020 objects on \
+     every accepted connection (fdo::ObjectManager announcing each child with InterfacesAdded) would make every \
+     peer-to-peer connection of this server slower (about 30 ms per connection with zbus 6, measured there), \
+     which would change the other p2p cells; objects built only when first asked for are not written yet";
 
 /// A new connection: SASL, then Hello on a bus; SASL only peer to peer.
 fn connect(t: &Transport) -> zbus::Result<blocking::Connection> {
@@ -174,19 +79,6 @@ fn connect_async_proxy(t: &Transport) -> zbus::Result<BenchProxy<'static>> {
     })
 }
 
-fn digest_object_ref(d: &mut Digest, r: &ObjectRef) {
-    d.str(&r.name);
-    d.str(r.path.as_str());
-}
-
-fn digest_items(d: &mut Digest, items: &[(String, String)]) {
-    for (a, b) in items {
-        d.str(a);
-        d.str(b);
-    }
-    d.len(items.len());
-}
-
 fn call(proxy: &BenchProxyBlocking<'_>, m: Method) -> zbus::Result<u64> {
     let mut d = Digest::new();
     match m {
@@ -198,31 +90,55 @@ fn call(proxy: &BenchProxyBlocking<'_>, m: Method) -> zbus::Result<u64> {
         Method::OutString => d.str(&proxy.out_string()?),
         Method::InOutString => d.str(&proxy.in_out_string(h::OUT_STRING)?),
         Method::ObjectRef => digest_object_ref(&mut d, &proxy.object_ref()?),
-        Method::RelationSet => {
-            let set = proxy.relation_set()?;
-            for r in &set {
-                digest_object_ref(&mut d, r);
-            }
-            d.len(set.len());
-        }
+        Method::RelationSet => digest_relation_set(&mut d, &proxy.relation_set()?),
     }
     Ok(d.finish())
-}
-
-fn ping_rule() -> Result<MatchRule<'static>> {
-    Ok(MatchRule::try_from(h::ping_rule().as_str())?.into_owned())
 }
 
 fn emit_ping(conn: &blocking::Connection) -> zbus::Result<()> {
     conn.emit_signal(None::<()>, h::OBJECT_PATH, h::INTERFACE, h::SIGNAL, &h::SIGNAL_TEXT)
 }
 
-/// The digest of a received `Ping`: its text.
-fn ping_digest(msg: Option<zbus::Result<Message>>) -> Result<u64> {
-    let msg = msg.context("the signal stream ended")??;
-    let mut d = Digest::new();
-    d.str(msg.body().deserialize::<&str>()?);
-    Ok(d.finish())
+/// Every object of both property families on `server` (a bus server's one connection): the props
+/// objects, then per manager its children and last the manager (which announces them once).
+fn serve_all(server: &blocking::ObjectServer) -> zbus::Result<()> {
+    for n in p::PROPS_COUNTS {
+        server.at(p::props_path(n), PropsObject::new(n))?;
+        for (path, item) in item_objects(n) {
+            server.at(path, item)?;
+        }
+        server.at(p::objects_path(n), fdo::ObjectManager)?;
+    }
+    Ok(())
+}
+
+/// `property/get-all/<n>`: the proxy of one `PropertiesProxyBlocking::get_all` per call.
+fn get_all_client(conn: &blocking::Connection, t: &Transport, n: usize) -> Result<bfdo::PropertiesProxy<'static>> {
+    Ok(bfdo::PropertiesProxy::builder(conn)
+        .destination(destination(t))?
+        .path(p::props_path(n))?
+        .build()?)
+}
+
+fn get_all(proxy: &bfdo::PropertiesProxy<'_>) -> Result<u64> {
+    let iface = InterfaceName::from_static_str_unchecked(p::PROPS_INTERFACE);
+    properties_digest(&compat::properties_get_all(proxy, iface).context("Properties.GetAll")?)
+}
+
+/// `objects/get-managed-objects/<n>`: the proxy of one `get_managed_objects` per call.
+fn managed_objects_client(
+    conn: &blocking::Connection,
+    t: &Transport,
+    n: usize,
+) -> Result<bfdo::ObjectManagerProxy<'static>> {
+    Ok(bfdo::ObjectManagerProxy::builder(conn)
+        .destination(destination(t))?
+        .path(p::objects_path(n))?
+        .build()?)
+}
+
+fn managed_objects(proxy: &bfdo::ObjectManagerProxy<'_>) -> Result<u64> {
+    managed_objects_digest(&proxy.get_managed_objects().context("ObjectManager.GetManagedObjects")?)
 }
 
 type Op<'a> = Box<dyn FnMut() -> Result<u64> + 'a>;
@@ -233,20 +149,9 @@ impl h::Ipc for ZbusIpc {
             Transport::Bus {
                 address, service_name, ..
             } => {
-                // zbus 5 requests names with ALLOW_REPLACEMENT | REPLACE_EXISTING | DO_NOT_QUEUE by
-                // default: a second server would take the name over. DO_NOT_QUEUE alone fails
-                // (zbus::Error::NameTaken) when the name is owned.
-                let _conn = blocking::connection::Builder::address(address.as_str())?
-                    .name(service_name.as_str())?
-                    .allow_name_replacements(false)
-                    .replace_existing_names(false)
-                    .serve_at(h::OBJECT_PATH, BenchService::new(service_name))?
-                    .serve_at(h::OBJECT_PATH, crate::fds::FdService)?
-                    .build()
-                    .with_context(|| format!("connecting the server to the bus and requesting {service_name}"))?;
-                // On the bus only: see `props::NOT_PEER_TO_PEER`.
-                crate::props::serve_all(&_conn.object_server())
-                    .context("serving the property and object-manager objects")?;
+                let conn = compat::bus_server(address, service_name)?;
+                // On the bus only: see `NOT_PEER_TO_PEER`.
+                serve_all(&conn.object_server()).context("serving the property and object-manager objects")?;
                 ready();
                 loop {
                     std::thread::park();
@@ -264,14 +169,14 @@ impl h::Ipc for ZbusIpc {
                     let stream = stream.context("accepting a peer")?;
                     let guid = guid.clone();
                     std::thread::spawn(move || {
-                        let conn = blocking::connection::Builder::async_io_unix_stream(stream)
+                        let conn = compat::peer_builder(stream)
                             .server(guid)
                             .map(|b| b.p2p())
                             .and_then(|b| b.serve_at(h::OBJECT_PATH, BenchService::new("")))
                             .and_then(|b| b.serve_at(h::OBJECT_PATH, crate::fds::FdService))
                             .and_then(|b| b.build());
                         match conn {
-                            Ok(conn) => conn.closed(),
+                            Ok(conn) => compat::wait_closed(&conn),
                             Err(e) => eprintln!("a peer connection failed: {e}"),
                         }
                     });
@@ -286,7 +191,7 @@ impl h::Ipc for ZbusIpc {
         // AddMatch on the bus; zbus also filters locally by the same rule.
         let mut messages = MessageIterator::for_match_rule(ping_rule()?, &conn, None)?;
         if extra_rules > 0 {
-            let dbus = fdo::DBusProxy::new(&conn)?;
+            let dbus = bfdo::DBusProxy::new(&conn)?;
             for j in 0..extra_rules {
                 let rule = h::nonmatching_rule(j);
                 dbus.add_match_rule(MatchRule::try_from(rule.as_str())?)?;
@@ -299,14 +204,11 @@ impl h::Ipc for ZbusIpc {
     }
 
     fn unsupported_ipc(&self, op: IpcOp, p2p: bool) -> Option<String> {
-        (p2p && matches!(op, IpcOp::PropertyGetAll(_) | IpcOp::ManagedObjects(_)))
-            .then(|| crate::props::NOT_PEER_TO_PEER.to_owned())
+        crate::service::unsupported_ipc(op, p2p, NOT_PEER_TO_PEER)
     }
 
     fn implements(&self, op: IpcOp) -> bool {
-        !op.opt_in()
-            || matches!(op, IpcOp::InFlight(_) | IpcOp::IdleConnections(_) | IpcOp::FdPassing(_))
-            || matches!(op, IpcOp::PropertyGetAll(_) | IpcOp::ManagedObjects(_))
+        crate::service::implements(op)
     }
 
     /// A blocking connection (SASL, Hello), closed (`Connection::close`) when dropped.
@@ -318,12 +220,12 @@ impl h::Ipc for ZbusIpc {
         let t = transport.clone();
         Ok(match op {
             IpcOp::PropertyGetAll(n) => {
-                let proxy = crate::props::get_all_client(&connect(&t)?, &t, n)?;
-                Box::new(move || crate::props::get_all(&proxy))
+                let proxy = get_all_client(&connect(&t)?, &t, n)?;
+                Box::new(move || get_all(&proxy))
             }
             IpcOp::ManagedObjects(n) => {
-                let proxy = crate::props::managed_objects_client(&connect(&t)?, &t, n)?;
-                Box::new(move || crate::props::managed_objects(&proxy))
+                let proxy = managed_objects_client(&connect(&t)?, &t, n)?;
+                Box::new(move || managed_objects(&proxy))
             }
             IpcOp::FdPassing(n) => {
                 let conn = connect(&t)?;

@@ -1,9 +1,12 @@
-//! The IPC side: the benchmark service as an `#[interface]` object served by a
-//! `blocking::connection::Builder`, the client as a `#[proxy]` trait used through
-//! its generated blocking proxy (`BenchProxyBlocking`). zbus 4's blocking API
-//! (always compiled) wraps the async one in `async_io::block_on`; with the
-//! `async-io` feature every connection runs its socket reader and object server on
-//! an executor thread of its own (the default `internal_executor`).
+//! The IPC side: the benchmark service as a `#[dbus_interface]` object served by a
+//! `blocking::ConnectionBuilder`, the client as a `#[dbus_proxy]` trait used
+//! through its generated blocking proxy (`BenchProxyBlocking`). zbus 3's blocking
+//! API wraps the async one in `async_io::block_on`; with the `async-io` feature
+//! every connection runs its socket reader and object server on an executor thread
+//! of its own (the default `internal_executor`).
+//!
+//! adapter-zbus-3 and adapter-zbus-2 compile this file through `#[path]`: zbus 2 has the same API but for match rules and
+//! name requests, which both adapters keep in their own `bus_rules` module.
 
 use std::os::unix::net::UnixListener;
 
@@ -12,12 +15,11 @@ use harness::ipc::{self as h, IpcOp, Method, Transport};
 use harness::{payload, Digest};
 use serde::{Deserialize, Serialize};
 use serde_bytes::{ByteBuf, Bytes};
-use zbus::blocking::{self, fdo, MessageIterator};
-use zbus::message::Type as MessageType;
-use zbus::object_server::SignalContext;
+use zbus::blocking::{self, fdo, ConnectionBuilder};
 use zbus::zvariant::{OwnedObjectPath, Type};
-use zbus::{interface, proxy, Guid, MatchRule, Message};
+use zbus::{dbus_interface, dbus_proxy, Guid, SignalContext};
 
+use crate::bus_rules::{self, PingMessage};
 use crate::UnitsRef;
 
 pub struct ZbusIpc;
@@ -54,7 +56,7 @@ impl BenchService {
 }
 
 // Member names are the PascalCase of the Rust names (`in_out_int` -> `InOutInt`).
-#[interface(name = "io.killing.spark.Bench")]
+#[dbus_interface(name = "io.killing.spark.Bench")]
 impl BenchService {
     fn void(&self) {}
 
@@ -96,18 +98,18 @@ impl BenchService {
         data
     }
 
-    #[zbus(property)]
+    #[dbus_interface(property)]
     fn items(&self) -> Vec<(String, String)> {
         self.items.clone()
     }
 
     /// Emitted by clients.
-    #[zbus(signal)]
+    #[dbus_interface(signal)]
     async fn ping(ctxt: &SignalContext<'_>, text: &str) -> zbus::Result<()>;
 }
 
 // On p2p the destination is not used by the peer; the default is the interface name.
-#[proxy(
+#[dbus_proxy(
     interface = "io.killing.spark.Bench",
     default_service = "io.killing.spark.Bench",
     default_path = "/io/killing/spark"
@@ -128,41 +130,19 @@ trait Bench {
     /// `PropertiesChanged` (an AddMatch on a bus) and fetches every property with
     /// `GetAll`; every later read is answered from that cache (kept up to date by
     /// the signal) without a message, only converting the cached value.
-    #[zbus(property)]
+    #[dbus_proxy(property)]
     fn items(&self) -> zbus::Result<Vec<(String, String)>>;
 }
 
 /// A new connection: SASL, then Hello on a bus; SASL only peer to peer.
 fn connect(t: &Transport) -> zbus::Result<blocking::Connection> {
     match t {
-        Transport::Bus { address, .. } => blocking::connection::Builder::address(address.as_str())?.build(),
-        Transport::P2p { .. } => blocking::connection::Builder::address(t.address().as_str())?
-            .p2p()
-            .build(),
-    }
-}
-
-/// A held `connect/idle-connections` connection, closed (`Connection::close`) when dropped.
-struct IdleConnection(Option<blocking::Connection>);
-
-impl Drop for IdleConnection {
-    fn drop(&mut self) {
-        if let Some(c) = self.0.take() {
-            let _ = c.close();
-        }
+        Transport::Bus { address, .. } => ConnectionBuilder::address(address.as_str())?.build(),
+        Transport::P2p { .. } => ConnectionBuilder::address(t.address().as_str())?.p2p().build(),
     }
 }
 
 /// A connection and a proxy on it (the proxy holds the connection).
-fn connect_proxy(t: &Transport) -> zbus::Result<BenchProxyBlocking<'static>> {
-    let conn = connect(t)?;
-    let builder = BenchProxyBlocking::builder(&conn);
-    match t {
-        Transport::Bus { service_name, .. } => builder.destination(service_name.clone())?.build(),
-        Transport::P2p { .. } => builder.build(),
-    }
-}
-
 /// The async proxy on a new connection (`call/in-flight`: calls joined, not one after another).
 fn connect_async_proxy(t: &Transport) -> zbus::Result<BenchProxy<'static>> {
     let conn = zbus::Connection::from(connect(t)?);
@@ -173,6 +153,15 @@ fn connect_async_proxy(t: &Transport) -> zbus::Result<BenchProxy<'static>> {
             Transport::P2p { .. } => builder.build().await,
         }
     })
+}
+
+fn connect_proxy(t: &Transport) -> zbus::Result<BenchProxyBlocking<'static>> {
+    let conn = connect(t)?;
+    let builder = BenchProxyBlocking::builder(&conn);
+    match t {
+        Transport::Bus { service_name, .. } => builder.destination(service_name.clone())?.build(),
+        Transport::P2p { .. } => builder.build(),
+    }
 }
 
 fn digest_object_ref(d: &mut Digest, r: &ObjectRef) {
@@ -210,60 +199,42 @@ fn call(proxy: &BenchProxyBlocking<'_>, m: Method) -> zbus::Result<u64> {
     Ok(d.finish())
 }
 
-fn ping_rule() -> Result<MatchRule<'static>> {
-    Ok(MatchRule::try_from(h::ping_rule().as_str())?.into_owned())
-}
-
-/// Blocks until the peer has closed `conn`. zbus 4 has no `Connection::closed()`;
-/// a message stream ends when the socket does (its reader sends the error to
-/// every stream, matching or not, then drops them), so this waits on one whose
-/// rule (`org.freedesktop.DBus.Local.Disconnected`, which zbus never delivers)
-/// costs only a rule check per incoming message. Subscribing to a connection
-/// that is already gone fails, which also means closed.
-fn wait_closed(conn: &blocking::Connection) {
-    let rule = MatchRule::builder()
-        .msg_type(MessageType::Signal)
-        .interface("org.freedesktop.DBus.Local")
-        .and_then(|b| b.member("Disconnected"))
-        .map(|b| b.build());
-    if let Ok(Ok(messages)) = rule.map(|rule| MessageIterator::for_match_rule(rule, conn, None)) {
-        for _ in messages {}
-    }
-}
-
 fn emit_ping(conn: &blocking::Connection) -> zbus::Result<()> {
     conn.emit_signal(None::<()>, h::OBJECT_PATH, h::INTERFACE, h::SIGNAL, &h::SIGNAL_TEXT)
 }
 
 /// The digest of a received `Ping`: its text.
-fn ping_digest(msg: Option<zbus::Result<Message>>) -> Result<u64> {
+fn ping_digest(msg: Option<zbus::Result<PingMessage>>) -> Result<u64> {
     let msg = msg.context("the signal stream ended")??;
     let mut d = Digest::new();
-    d.str(msg.body().deserialize::<&str>()?);
+    d.str(msg.body::<&str>()?);
     Ok(d.finish())
 }
 
 type Op<'a> = Box<dyn FnMut() -> Result<u64> + 'a>;
 
 impl h::Ipc for ZbusIpc {
+    fn unsupported_ipc(&self, op: IpcOp, p2p: bool) -> Option<String> {
+        let fds_p2p = matches!(op, IpcOp::FdPassing(_)).then_some(crate::fds::NO_P2P_FDS);
+        bus_rules::P2P_UNSUPPORTED
+            .or(fds_p2p)
+            .filter(|_| p2p)
+            .map(str::to_owned)
+    }
+
     fn serve(&mut self, transport: &Transport, ready: &mut dyn FnMut()) -> Result<()> {
         match transport {
             Transport::Bus {
                 address, service_name, ..
             } => {
-                let conn = blocking::connection::Builder::address(address.as_str())?
+                let conn = ConnectionBuilder::address(address.as_str())?
                     .serve_at(h::OBJECT_PATH, BenchService::new(service_name))?
                     .serve_at(h::OBJECT_PATH, crate::fds::FdService)?
                     .build()
                     .context("connecting the server to the bus")?;
                 // Not the builder's `name`: it requests with REPLACE_EXISTING, which would take
-                // the name from an owner that allows replacement. DO_NOT_QUEUE alone fails
-                // (zbus::Error::NameTaken) when the name is owned.
-                conn.request_name_with_flags(service_name.as_str(), zbus::fdo::RequestNameFlags::DoNotQueue.into())
-                    .with_context(|| format!("requesting {service_name}"))?;
-                // On the bus only: see `props::NOT_PEER_TO_PEER`.
-                crate::props::serve_all(&conn.object_server())
-                    .context("serving the property and object-manager objects")?;
+                // the name from an owner that allows replacement.
+                bus_rules::request_name(&conn, service_name).with_context(|| format!("requesting {service_name}"))?;
                 ready();
                 loop {
                     std::thread::park();
@@ -281,14 +252,14 @@ impl h::Ipc for ZbusIpc {
                     let stream = stream.context("accepting a peer")?;
                     let guid = guid.clone();
                     std::thread::spawn(move || {
-                        let conn = blocking::connection::Builder::unix_stream(stream)
-                            .server(guid)
-                            .map(|b| b.p2p())
-                            .and_then(|b| b.serve_at(h::OBJECT_PATH, BenchService::new("")))
+                        let conn = ConnectionBuilder::unix_stream(stream)
+                            .server(&guid)
+                            .p2p()
+                            .serve_at(h::OBJECT_PATH, BenchService::new(""))
                             .and_then(|b| b.serve_at(h::OBJECT_PATH, crate::fds::FdService))
                             .and_then(|b| b.build());
                         match conn {
-                            Ok(conn) => wait_closed(&conn),
+                            Ok(conn) => bus_rules::wait_closed(&conn),
                             Err(e) => eprintln!("a peer connection failed: {e}"),
                         }
                     });
@@ -300,48 +271,35 @@ impl h::Ipc for ZbusIpc {
 
     fn subscriber(&mut self, transport: &Transport, extra_rules: usize) -> Result<h::Subscriber> {
         let conn = connect(transport)?;
-        // AddMatch on the bus; zbus also filters locally by the same rule.
-        let mut messages = MessageIterator::for_match_rule(ping_rule()?, &conn, None)?;
+        // The other rules first: zbus 2's message iterator takes every message the
+        // connection reads, and its queue fills with AddMatch replies nobody reads.
         if extra_rules > 0 {
             let dbus = fdo::DBusProxy::new(&conn)?;
             for j in 0..extra_rules {
-                let rule = h::nonmatching_rule(j);
-                dbus.add_match_rule(MatchRule::try_from(rule.as_str())?)?;
+                bus_rules::add_rule(&dbus, &h::nonmatching_rule(j))?;
             }
         }
+        let mut messages = bus_rules::ping_messages(&conn)?;
         Ok(Box::new(move || {
             let _keep = &conn;
-            ping_digest(messages.next())
+            ping_digest(bus_rules::next_ping(&mut messages))
         }))
     }
 
-    fn unsupported_ipc(&self, op: IpcOp, p2p: bool) -> Option<String> {
-        (p2p && matches!(op, IpcOp::PropertyGetAll(_) | IpcOp::ManagedObjects(_)))
-            .then(|| crate::props::NOT_PEER_TO_PEER.to_owned())
-    }
-
     fn implements(&self, op: IpcOp) -> bool {
-        !op.opt_in()
-            || matches!(op, IpcOp::InFlight(_) | IpcOp::IdleConnections(_) | IpcOp::FdPassing(_))
-            || matches!(op, IpcOp::PropertyGetAll(_) | IpcOp::ManagedObjects(_))
+        !op.opt_in() || matches!(op, IpcOp::InFlight(_) | IpcOp::IdleConnections(_) | IpcOp::FdPassing(_))
     }
 
-    /// A blocking connection (SASL, Hello), closed (`Connection::close`) when dropped.
+    /// A blocking connection (SASL, Hello); zbus 2 and 3 have no `close()`:
+    /// dropping the last handle closes the socket.
     fn idle_connection(&mut self, transport: &Transport) -> Result<Box<dyn std::any::Any>> {
-        Ok(Box::new(IdleConnection(Some(connect(transport)?))))
+        Ok(Box::new(connect(transport)?))
     }
 
     fn client<'a>(&'a mut self, transport: &Transport, op: IpcOp) -> Result<Op<'a>> {
         let t = transport.clone();
         Ok(match op {
-            IpcOp::PropertyGetAll(n) => {
-                let proxy = crate::props::get_all_client(&connect(&t)?, &t, n)?;
-                Box::new(move || crate::props::get_all(&proxy))
-            }
-            IpcOp::ManagedObjects(n) => {
-                let proxy = crate::props::managed_objects_client(&connect(&t)?, &t, n)?;
-                Box::new(move || crate::props::managed_objects(&proxy))
-            }
+            IpcOp::PropertyGetAll(_) | IpcOp::ManagedObjects(_) => bail!(harness::ipc::not_implemented(op)),
             IpcOp::FdPassing(n) => {
                 let conn = connect(&t)?;
                 Box::new(crate::fds::client(
@@ -378,10 +336,10 @@ impl h::Ipc for ZbusIpc {
             IpcOp::EmitReceive => {
                 let tx = connect(&t)?;
                 let rx = connect(&t)?;
-                let mut messages = MessageIterator::for_match_rule(ping_rule()?, &rx, None)?;
+                let mut messages = bus_rules::ping_messages(&rx)?;
                 Box::new(move || {
                     emit_ping(&tx)?;
-                    ping_digest(messages.next())
+                    ping_digest(bus_rules::next_ping(&mut messages))
                 })
             }
             IpcOp::Fanout(_) | IpcOp::NonmatchingRules(_) => {
@@ -392,7 +350,8 @@ impl h::Ipc for ZbusIpc {
                 })
             }
             IpcOp::ConnectHello => Box::new(move || {
-                connect(&t)?.close()?;
+                // zbus 2 and 3 have no `close()`: dropping the last handle closes the socket.
+                drop(connect(&t)?);
                 Ok(Digest::new().finish())
             }),
             IpcOp::ConnectMarshalSend => {
@@ -406,8 +365,8 @@ impl h::Ipc for ZbusIpc {
                         payload::INTERFACE,
                         payload::MEMBER,
                         &UnitsRef(units),
-                    )?;
-                    conn.close()?;
+                    )?; // flushed to the socket before it returns
+                    drop(conn);
                     Ok(Digest::new().finish())
                 })
             }

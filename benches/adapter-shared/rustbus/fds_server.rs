@@ -2,11 +2,14 @@
 //! `ReadFd(h) -> t` on the second interface. rustbus negotiates fd passing
 //! when a connection is made with `with_unix_fd` (`DuplexConn::connect_to_bus(_, true)`)
 //! and keeps received fds in the message (`UnixFd`, closed when the message drops).
+//! Compiled by rustbus-0.19 (as its `fds`) and async-rustbus-0.2 (as `fds::server`),
+//! whose `MarshalledMessage` and `UnixFd` are other types with the same fields and
+//! methods: the including module names them (`super::`).
 
 use harness::ipc::fd_passing as fd;
 use harness::ipc::standard;
-use rustbus::message_builder::MarshalledMessage;
-use rustbus::wire::UnixFd;
+
+use super::{MarshalledMessage, UnixFd};
 
 /// Whether `call` is addressed to the fd-passing interface.
 pub fn is_fd_call(call: &MarshalledMessage) -> bool {

@@ -1,0 +1,3 @@
+fn main() {
+    lockfile::emit_library_version("zbus", "6.");
+}
