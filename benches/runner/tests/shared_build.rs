@@ -33,8 +33,14 @@ fn target_and_profile() -> (PathBuf, String) {
 }
 
 struct Build {
-    /// Every artifact file (and build-script output directory) cargo reported.
-    artifacts: BTreeSet<String>,
+    /// Every artifact file (and build-script output directory) cargo
+    /// reported, by file identity: a library the workspace build reported
+    /// where it uplifted it (target/ci/libharness.rlib) is reported by a
+    /// `-p` build, where it is a dependency, as deps/libharness-<hash>.rlib,
+    /// the same file (a hard link); another build of it is another file.
+    artifacts: BTreeSet<(u64, u64)>,
+    /// Their paths, to name them.
+    paths: std::collections::BTreeMap<(u64, u64), String>,
     /// package ids of the units cargo compiled (not fresh).
     compiled: BTreeSet<String>,
     /// cargo's `Compiling …` lines.
@@ -66,6 +72,7 @@ fn cargo_build(target: &Path, profile: &str, selection: &[&str]) -> Build {
     );
     let mut build = Build {
         artifacts: BTreeSet::new(),
+        paths: std::collections::BTreeMap::new(),
         compiled: BTreeSet::new(),
         compiling_lines: String::from_utf8_lossy(&out.stderr)
             .lines()
@@ -81,21 +88,30 @@ fn cargo_build(target: &Path, profile: &str, selection: &[&str]) -> Build {
         match msg["reason"].as_str() {
             Some("compiler-artifact") => {
                 for f in msg["filenames"].as_array().into_iter().flatten() {
-                    build.artifacts.insert(f.as_str().unwrap().to_owned());
+                    build.insert(f.as_str().unwrap());
                 }
                 if msg["fresh"] == serde_json::Value::Bool(false) {
                     build.compiled.insert(package);
                 }
             }
             Some("build-script-executed") => {
-                build
-                    .artifacts
-                    .insert(msg["out_dir"].as_str().unwrap_or_default().to_owned());
+                build.insert(msg["out_dir"].as_str().unwrap_or_default());
             }
             _ => {}
         }
     }
     build
+}
+
+impl Build {
+    fn insert(&mut self, path: &str) {
+        use std::os::unix::fs::MetadataExt;
+        let meta =
+            std::fs::metadata(path).unwrap_or_else(|e| panic!("cargo reported {path}, which cannot be read: {e}"));
+        let id = (meta.dev(), meta.ino());
+        self.artifacts.insert(id);
+        self.paths.insert(id, path.to_owned());
+    }
 }
 
 /// The workspace's members with a binary: the packages built alone, with
@@ -160,7 +176,11 @@ fn a_single_package_build_after_the_workspace_build_compiles_nothing() {
     // Stops at the first member that compiles: each such build can take minutes.
     for (n, member) in members.iter().enumerate() {
         let build = cargo_build(&target, &profile, &["-p", member]);
-        let other: Vec<&String> = build.artifacts.difference(&workspace_build.artifacts).collect();
+        let other: Vec<&String> = build
+            .artifacts
+            .difference(&workspace_build.artifacts)
+            .map(|id| &build.paths[id])
+            .collect();
         if other.is_empty() && build.compiled.is_empty() {
             continue;
         }
