@@ -322,13 +322,13 @@ let
       sourceChecks = map
         (a:
           let
-            p = packages.${a.id};
+            p = packages.${a.id} or { stubArgs = { }; };
             overlay = overlayOf p;
             files = if overlay == null then [ ] else filesUnder overlay;
             others = filter (b: b.id != a.id && substring 0 17 b.path == "benches/adapters/") matrix.adapter;
           in
           c "adapter ${a.id}: its source is crane's dummy source of the workspace with the real files of what it compiles, no other adapter's main.rs, not the runner" (allOf [
-            (p.stubArgs.src.stubKind == "crane.mkDummySrc")
+            ((p.stubArgs.src.stubKind or "") == "crane.mkDummySrc")
             (p.stubArgs.src.stubArgs.src == deps.stubArgs.src)
             (overlay != null)
             (elem "${relDir a}/Cargo.toml" files)
@@ -344,7 +344,7 @@ let
         (c "dbus-matrix: its source is the dummy source with the runner's files, no adapter's" (
           let files = filesUnder (overlayOf packages.dbus-matrix); in
           allOf [
-            (packages.dbus-matrix.stubArgs.src.stubKind == "crane.mkDummySrc")
+            ((packages.dbus-matrix.stubArgs.src.stubKind or "") == "crane.mkDummySrc")
             (elem "runner/src/main.rs" files)
             (elem "bus/src/lib.rs" files)
             (!(any (a: elem "${relDir a}/src/main.rs" files) workspaceAdapters))
