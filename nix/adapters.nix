@@ -20,7 +20,9 @@ let
 
   manifest = adapter: "${workspaceRelative adapter.path}/Cargo.toml";
 
-  buildArgs = adapter:
+  # Its own source: the workspace's manifests with the real files of what it
+  # compiles only (nix/package-source.nix).
+  buildArgs = adapter: { src = workspace.packageSource (../. + "/${adapter.path}"); } // (
     if hasOwnLockfile adapter then {
       # crane vendors from this lockfile (vendorCargoDeps' cargoLock), not from
       # the workspace's at the root of the source.
@@ -33,7 +35,8 @@ let
     } else {
       inherit (workspace) cargoArtifacts;
       cargoExtraArgs = "--locked -p ${adapter.package}";
-    };
+    }
+  );
 
   mkAdapter = adapter: craneLib.buildPackage (workspace.commonArgs // buildArgs adapter // {
     pname = adapter.package;

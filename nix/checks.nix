@@ -3,14 +3,20 @@
 # apps' scripts (built, so shellchecked).
 { pkgs, craneLib, workspace, matrix, buses, adapters, programs, vmTests, appScripts }:
 let
-  inherit (workspace) commonArgs cargoArtifacts;
+  # Every Cargo check builds in the ci profile (nix/workspace.nix) on the
+  # ci dependency build. A check that nothing builds on (every one but
+  # workspaceBuild) does not install cargo's target directory
+  # (doInstallCargoArtifacts, crane's lib/mkCargoDerivation.nix: default
+  # true; cargoNextest's own default true): its output is a stamp.
+  inherit (workspace) ciArgs ciArtifacts;
+  leaf = { doInstallCargoArtifacts = false; };
   nextestProfile = "nix-sandbox";
 
   # Adapters with a lockfile of their own are not in the workspace build: the
   # tests find every adapter next to the runner, so their packages' binaries
-  # are copied there (crane's target directory, release profile).
+  # (release) are copied there (crane's target directory, ci profile).
   placeOwnLockfileAdapters = builtins.concatStringsSep "\n" (map
-    (a: ''cp ${adapters.packages.${a.id}}/bin/${a.package} "''${CARGO_TARGET_DIR:-target}/release/"'')
+    (a: ''cp ${adapters.packages.${a.id}}/bin/${a.package} "''${CARGO_TARGET_DIR:-target}/ci/"'')
     adapters.ownLockfile);
 
   # Their fmt and clippy checks: `--all`/`--workspace` do not reach them.
@@ -20,14 +26,14 @@ let
       [
         {
           name = "cargo-fmt-${a.id}";
-          value = craneLib.cargoFmt (commonArgs // {
+          value = craneLib.cargoFmt (ciArgs // leaf // {
             pname = a.package;
             cargoExtraArgs = "--manifest-path ${adapters.manifest a}";
           });
         }
         {
           name = "cargo-clippy-${a.id}";
-          value = craneLib.cargoClippy (commonArgs // args // {
+          value = craneLib.cargoClippy (ciArgs // args // leaf // {
             pname = a.package;
             cargoClippyExtraArgs = "--all-targets -- --deny warnings";
           });
@@ -35,10 +41,10 @@ let
       ])
     adapters.ownLockfile);
 
-  # The release build of the whole workspace: the runner's integration tests
-  # drive the real adapter binaries next to target/release/dbus-matrix.
-  workspaceBuild = craneLib.cargoBuild (commonArgs // {
-    inherit cargoArtifacts;
+  # The ci build of the whole workspace: the runner's integration tests
+  # drive the real adapter binaries next to target/ci/dbus-matrix.
+  workspaceBuild = craneLib.cargoBuild (ciArgs // {
+    cargoArtifacts = ciArtifacts;
     cargoExtraArgs = "--locked --workspace";
   });
 
@@ -62,19 +68,19 @@ let
   '';
 in
 {
-  cargo-fmt = craneLib.cargoFmt (commonArgs // { cargoExtraArgs = "--all"; });
+  cargo-fmt = craneLib.cargoFmt (ciArgs // leaf // { cargoExtraArgs = "--all"; });
 
-  cargo-clippy = craneLib.cargoClippy (commonArgs // {
-    inherit cargoArtifacts;
+  cargo-clippy = craneLib.cargoClippy (ciArgs // leaf // {
+    cargoArtifacts = ciArtifacts;
     cargoExtraArgs = "--locked --workspace";
     cargoClippyExtraArgs = "--all-targets -- --deny warnings";
   });
 
   # The tests start private buses: the pinned daemons, as in the wrapper.
-  # crane runs `cargo nextest run --cargo-profile release --locked --workspace
-  # --no-fail-fast --profile nix-sandbox` (CARGO_PROFILE is release);
+  # crane runs `cargo nextest run --cargo-profile ci --locked --workspace
+  # --no-fail-fast --profile nix-sandbox` (CARGO_PROFILE is ci);
   # nix/tests/sandbox-nextest.sh runs exactly that outside Nix.
-  cargo-nextest = craneLib.cargoNextest (commonArgs // buses.daemonEnv // {
+  cargo-nextest = craneLib.cargoNextest (ciArgs // leaf // buses.daemonEnv // {
     cargoArtifacts = workspaceBuild;
     cargoExtraArgs = "--locked --workspace";
     # The sandbox has no root, no network, no `unshare` and no namespaces: the
@@ -112,7 +118,7 @@ in
     # ...and the tools some tests drive: callgrind (instruction counts),
     # headless chromium (the HTML report), critcmp (the critcmp export), the
     # Python of the program adapters.
-    nativeBuildInputs = commonArgs.nativeBuildInputs ++ [
+    nativeBuildInputs = ciArgs.nativeBuildInputs ++ [
       (buses.package "dbus-daemon")
       (buses.package "dbus-broker")
       (buses.package "busd")

@@ -5,6 +5,7 @@
 let
   dbus-matrix = craneLib.buildPackage (workspace.commonArgs // {
     inherit (workspace) cargoArtifacts;
+    src = workspace.packageSource ../benches/runner;
     pname = "dbus-matrix";
     cargoExtraArgs = "--locked -p dbus-matrix";
     doCheck = false;
@@ -25,7 +26,7 @@ let
   # adapters and the adapters' interpreters are absolute store paths.
   pathPackages = [ pkgs.util-linux pkgs.coreutils pkgs.bash pkgs.valgrind ];
 
-  env = buses.daemonEnv // {
+  env = revision: buses.daemonEnv // {
     PATH = builtins.concatStringsSep ":" (map (p: "${p}/bin") pathPackages);
     DBUS_MATRIX_BIN_DIR = "${adapterBins}/bin";
     DBUS_MATRIX_MATRIX = "${matrix.file}";
@@ -35,19 +36,32 @@ let
     DBUS_MATRIX_PREBUILT = "1";
   };
 
-  setFlags = map (name: "--set ${name} ${util.escapeShellArg env.${name}}") (builtins.attrNames env);
+  wrapped = name: revision:
+    let
+      e = env revision;
+      setFlags = map (n: "--set ${n} ${util.escapeShellArg e.${n}}") (builtins.attrNames e);
+    in
+    pkgs.runCommand name
+      {
+        nativeBuildInputs = [ pkgs.makeWrapper ];
+        passthru = { env = e; inherit adapterBins pathPackages; unwrapped = dbus-matrix; };
+        meta.mainProgram = "dbus-matrix";
+      }
+      ''
+        makeWrapper ${dbus-matrix}/bin/dbus-matrix $out/bin/dbus-matrix \
+          ${builtins.concatStringsSep " \\\n    " setFlags}
+      '';
 
-  default = pkgs.runCommand "dbus-matrix-wrapped-${workspace.version}"
-    {
-      nativeBuildInputs = [ pkgs.makeWrapper ];
-      passthru = { inherit env adapterBins pathPackages; unwrapped = dbus-matrix; };
-      meta.mainProgram = "dbus-matrix";
-    }
-    ''
-      makeWrapper ${dbus-matrix}/bin/dbus-matrix $out/bin/dbus-matrix \
-        ${builtins.concatStringsSep " \\\n    " setFlags}
-    '';
+  # What `nix run` runs: its results record the flake's revision.
+  default = wrapped "dbus-matrix-wrapped-${workspace.version}" revision;
+
+  # The same runner for the VM checks, with a fixed revision: a check's
+  # derivation must not depend on the commit (self.rev), or every commit,
+  # a docs-only one too, would boot both VMs again. A check's results are
+  # not kept as benchmark results; vm-bench's (`default`) record the revision.
+  checkRevision = "flake-check";
+  forChecks = wrapped "dbus-matrix-wrapped-check-${workspace.version}" checkRevision;
 in
 {
-  inherit dbus-matrix default;
+  inherit dbus-matrix default forChecks checkRevision;
 }

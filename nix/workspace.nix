@@ -34,15 +34,38 @@ let
     buildInputs = [ pkgs.dbus.dev pkgs.glib.dev pkgs.systemd.dev ];
   };
 
+  # The checks build in the `ci` profile of benches/Cargo.toml (release's
+  # optimisation without the one codegen unit and the link-time optimisation,
+  # which matter for timing only), as scripts/test.sh does; the packages,
+  # which `nix run` times, in release. crane passes CARGO_PROFILE to cargo as
+  # `--profile` (cargoWithProfile, lib/setupHooks/cargoHelperFunctionsHook.sh).
+  ciArgs = commonArgs // { CARGO_PROFILE = "ci"; };
+
   workspace = {
-    inherit commonArgs;
+    inherit commonArgs ciArgs;
     inherit (commonArgs) version;
 
-    # Every dependency of the whole workspace, built once; each adapter, the
-    # runner and the checks start from it.
+    # Every dependency of the whole workspace, built once (release); each
+    # adapter and the runner start from it. The workspace-hack crate
+    # (benches/workspace-hack, cargo-hakari) makes a package's own
+    # `cargo build -p` resolve the same features as `--workspace`, so those
+    # builds compile no dependency again (runner/tests/shared_build.rs). No
+    # tests here: the packages are not tested in release, so their
+    # dev-dependencies are not built.
     cargoArtifacts = craneLib.buildDepsOnly (commonArgs // {
       cargoExtraArgs = "--locked --workspace";
+      doCheck = false;
     });
+
+    # The same for the checks, in the ci profile, with the dev-dependencies
+    # (crane's `cargo test` of the dummy source) and the check artifacts
+    # clippy reuses.
+    ciArtifacts = craneLib.buildDepsOnly (ciArgs // {
+      cargoExtraArgs = "--locked --workspace";
+    });
+
+    # The source of one package's own build (nix/package-source.nix).
+    packageSource = import ./package-source.nix { inherit lib craneLib; workspaceSrc = commonArgs.src; };
   };
 in
 if builtins.pathExists ../benches/.cargo then throw "dbus-matrix: benches/.cargo/ exists: nix/workspace.nix vendors from Cargo.lock alone and would miss its config"

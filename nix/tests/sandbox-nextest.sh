@@ -9,10 +9,9 @@
 #            docs/results.schema.json, docs/results/ (here under a temp dir)
 #   target   source/target/ci = a copy of the build scripts/test.sh just made
 #            (crane copies the workspace build's target/ in the same way); the
-#            copy keeps mtimes, so cargo finds it fresh: no rebuild. The flake's
-#            check builds in release; here the profile is scripts/test.sh's `ci`
-#            (release without LTO, benches/Cargo.toml), the one difference, so
-#            that CI builds the workspace once
+#            copy keeps mtimes, so cargo finds it fresh: no rebuild. The profile
+#            is `ci` (release without LTO, benches/Cargo.toml), the flake's
+#            checks' and scripts/test.sh's, so that CI builds the workspace once
 #   deps     cargo's registry cache at the path the release build used (crane
 #            vendors them instead, in both of its derivations alike; a vendored
 #            copy here would change their source paths and rebuild everything),
@@ -24,7 +23,7 @@
 #   network  none: a new network namespace (unshare -n)
 #   command  crane's cargoNextest with nix/checks.nix's arguments, word for word:
 #              cargo nextest run --cargo-profile ci --locked --workspace \
-#                --no-fail-fast --profile nix-sandbox   (the check: --cargo-profile release)
+#                --no-fail-fast --profile nix-sandbox
 #            after the check's preCheck (which prints what nix-sandbox leaves out
 #            and copies the own-lockfile adapters' binaries next to the runner)
 #

@@ -44,7 +44,9 @@ def vm_tests():
         f'let f = import ./nix/tests/with-stubs.nix {{ rev = "{REV}"; }}; '
         "c = f.checks.x86_64-linux; in "
         "builtins.listToAttrs (map (n: { name = n; value = { script = c.${n}.stubArgs.testScript; "
-        "policy = map (p: p.stubArgs.text) c.${n}.stubArgs.nodes.machine.services.dbus.packages; }; }) "
+        "policy = map (p: p.stubArgs.text) c.${n}.stubArgs.nodes.machine.services.dbus.packages; "
+        # The revision the VM's wrapped runner records (runner.forChecks: a constant, not self.rev).
+        "revision = (builtins.head c.${n}.stubArgs.nodes.machine.environment.systemPackages).env.DBUS_MATRIX_REVISION; }; }) "
         '(builtins.filter (n: builtins.substring 0 3 n == "vm-") (builtins.attrNames c)))'
     )
     out = subprocess.run(
@@ -65,7 +67,7 @@ def params_of(script):
     raise AssertionError("no params line in the test script")
 
 
-def prebuilt_bin_dir(work):
+def prebuilt_bin_dir(work, revision):
     """What the flake's wrapped runner has: a bin dir of every adapter the
     flake builds (nix/adapters.nix, nix/programs.nix), named by package, and
     a `dbus-matrix` on PATH that sets the wrapper's variables
@@ -103,7 +105,7 @@ def prebuilt_bin_dir(work):
     wrapper.write_text(
         "#!/bin/sh\n"
         f"export DBUS_MATRIX_BIN_DIR={bins} DBUS_MATRIX_PREBUILT=1 DBUS_MATRIX_MATRIX={ROOT / 'matrix.toml'}"
-        f" DBUS_MATRIX_REVISION={REV}\n"
+        f" DBUS_MATRIX_REVISION={revision}\n"
         f"exec {runner} \"$@\"\n"
     )
     wrapper.chmod(0o755)
@@ -288,7 +290,10 @@ def main():
 
     work = pathlib.Path(tempfile.mkdtemp(prefix="dbus-matrix-vm-shim-", dir="/var/tmp"))
     try:
-        path = prebuilt_bin_dir(work)
+        revisions = {t["revision"] for t in tests.values()}
+        if len(revisions) != 1:
+            raise SystemExit(f"the VM checks' runners record different revisions: {revisions}")
+        path = prebuilt_bin_dir(work, revisions.pop())
         for test, t in sorted(tests.items()):
             p = params_of(t["script"])
             ok, seconds, results, tail = real_run(test, t["script"], t["policy"][0], path, work)

@@ -277,7 +277,13 @@ let
             (!(hasInfix "send_destination_prefix" policy.stubArgs.text))
             (builtins.isInt machine.virtualisation.cores)
             (builtins.isInt machine.virtualisation.memorySize)
-            (elem default.outPath (outPaths machine.environment.systemPackages))
+            # The wrapped runner, but with a constant revision (below: no check depends on self.rev).
+            (any
+              (r: (r.stubKind or "") == "runCommand" && r ? env
+                && r.env == default.env // { DBUS_MATRIX_REVISION = r.env.DBUS_MATRIX_REVISION; }
+                && r.env.DBUS_MATRIX_REVISION != rev
+                && r.env.DBUS_MATRIX_REVISION == t.dbusMatrix.revision)
+              machine.environment.systemPackages)
             (t.dbusMatrix.profile == "smoke")
             # A correctness test: a scenario selection per adapter, strict, well under 10 minutes.
             (t.dbusMatrix.strict or false)
@@ -285,7 +291,7 @@ let
             (t.dbusMatrix.adapters or [ ] == map (a: a.id) nixAdapters)
             ((t.stubArgs.globalTimeout or 0) > 0 && t.stubArgs.globalTimeout <= 600)
             (builtins.isInt t.dbusMatrix.run_timeout && t.dbusMatrix.run_timeout < t.stubArgs.globalTimeout)
-            (t.dbusMatrix.revision == rev)
+            (t.dbusMatrix.revision != rev)
             (t.dbusMatrix.implementation == bus.nixos_implementation)
             (hasInfix "--system-bus" t.stubArgs.testScript)
             (hasInfix "copy_from_vm" t.stubArgs.testScript)
@@ -295,6 +301,85 @@ let
       ++ [
         (c "one VM test check per bus with nixos_implementation, no other"
           (sameSet (filter (n: substring 0 3 n == "vm-") (attrNames checks)) (map (b: "vm-${b.id}") nixosBuses)))
+      ];
+
+      # The build graph (issue 26, defect 8).
+      ciDeps = checks.cargo-clippy.stubArgs.cargoArtifacts or null;
+      workspaceBuild = checks.cargo-nextest.stubArgs.cargoArtifacts or null;
+      # Relative paths of the files under a store directory.
+      filesUnder = dir:
+        let
+          walk = rel:
+            let entries = builtins.readDir (if rel == "" then dir else "${dir}/${rel}"); in
+            builtins.concatMap
+              (n:
+                let r = if rel == "" then n else "${rel}/${n}"; in
+                if entries.${n} == "directory" then walk r else [ r ])
+              (attrNames entries);
+        in
+        walk "";
+      # The real files copied over a package's dummy source (nix/package-source.nix).
+      overlayOf = p:
+        let m = builtins.match ".*cp -r --no-preserve=mode,ownership ([^ ]+)/[.] .*" (p.stubArgs.src.stubArgs.extraDummyScript or ""); in
+        if m == null then null else builtins.head m;
+      workspaceAdapters = filter (a: !(unavailableInNix a) && !(a ? program) && !(ownLock a)) matrix.adapter;
+      relDir = a: substring 8 (stringLength a.path - 8) a.path;
+      hasWorkspaceHack = builtins.pathExists (root + "/benches/workspace-hack/Cargo.toml");
+      sourceChecks = map
+        (a:
+          let
+            p = packages.${a.id} or { stubArgs = { }; };
+            overlay = overlayOf p;
+            files = if overlay == null then [ ] else filesUnder overlay;
+            others = filter (b: b.id != a.id && substring 0 17 b.path == "benches/adapters/") matrix.adapter;
+          in
+          c "adapter ${a.id}: its source is crane's dummy source of the workspace with the real files of what it compiles, no other adapter's main.rs, not the runner" (allOf [
+            ((p.stubArgs.src.stubKind or "") == "crane.mkDummySrc")
+            (p.stubArgs.src.stubArgs.src == deps.stubArgs.src)
+            (overlay != null)
+            (elem "${relDir a}/Cargo.toml" files)
+            (elem "${relDir a}/src/main.rs" files)
+            (elem "harness/src/lib.rs" files)
+            (!hasWorkspaceHack || elem "workspace-hack/Cargo.toml" files)
+            (!(any (b: elem "${relDir b}/src/main.rs" files) others))
+            (!(elem "runner/src/main.rs" files))
+            (!(elem "Cargo.lock" files))
+          ]))
+        workspaceAdapters
+      ++ [
+        (c "dbus-matrix: its source is the dummy source with the runner's files, no adapter's" (
+          let files = filesUnder (overlayOf packages.dbus-matrix); in
+          allOf [
+            ((packages.dbus-matrix.stubArgs.src.stubKind or "") == "crane.mkDummySrc")
+            (elem "runner/src/main.rs" files)
+            (elem "bus/src/lib.rs" files)
+            (!(any (a: elem "${relDir a}/src/main.rs" files) workspaceAdapters))
+          ]
+        ))
+      ];
+      graphChecks = [
+        (c "the packages' shared deps are release, without tests; the checks' are the ci profile" (allOf [
+          (!(deps.stubArgs ? CARGO_PROFILE))
+          ((deps.stubArgs.doCheck or true) == false)
+          (ciDeps != null)
+          (ciDeps.stubKind == "crane.buildDepsOnly")
+          ((ciDeps.stubArgs.CARGO_PROFILE or null) == "ci")
+          (elem "--workspace" (words ciDeps.stubArgs.cargoExtraArgs))
+          (ciDeps.stubArgs.src == deps.stubArgs.src)
+        ]))
+        (c "clippy, the workspace build and nextest are on the ci profile, on the ci deps" (allOf [
+          ((checks.cargo-clippy.stubArgs.CARGO_PROFILE or null) == "ci")
+          ((workspaceBuild.stubArgs.CARGO_PROFILE or null) == "ci")
+          (workspaceBuild.stubArgs.cargoArtifacts.outPath == ciDeps.outPath)
+          ((checks.cargo-nextest.stubArgs.CARGO_PROFILE or null) == "ci")
+          (all (a: hasInfix "/bin/${a.package} \"\${CARGO_TARGET_DIR:-target}/ci/\"" (checks.cargo-nextest.stubArgs.preCheck or "")) (filter ownLock nixAdapters))
+        ]))
+        (c "leaf checks do not install cargo's target directory (doInstallCargoArtifacts = false); the workspace build, which nextest builds on, does"
+          (allOf ([
+            ((workspaceBuild.stubArgs.doInstallCargoArtifacts or true) == true)
+          ] ++ map
+            (n: (checks.${n}.stubArgs.doInstallCargoArtifacts or true) == false)
+            (filter (n: elem (checks.${n}.stubKind or "") [ "crane.cargoClippy" "crane.cargoNextest" "crane.cargoFmt" ]) (attrNames checks)))))
       ];
 
       otherChecks = [
@@ -348,7 +433,7 @@ let
         (c "formatter runs nixpkgs-fmt" (elem pkgs.nixpkgs-fmt.outPath (map (p: p.outPath) (flake.formatter.${system}.stubArgs.runtimeInputs or [ ]))))
       ];
     in
-    busdChecks ++ adapterChecks ++ packageChecks ++ wrapperChecks ++ appChecks ++ vmChecks ++ otherChecks;
+    busdChecks ++ adapterChecks ++ packageChecks ++ sourceChecks ++ graphChecks ++ wrapperChecks ++ appChecks ++ vmChecks ++ otherChecks;
 
   # flake.lock: the pins of the issue, and the originals of flake.nix.
   lock = builtins.fromJSON (builtins.readFile (root + "/flake.lock"));
@@ -369,6 +454,13 @@ let
       (flake.flakeInputs.${name}.url == url)
       (url == "github:${o.owner}/${o.repo}" + (if o ? ref then "/${o.ref}" else ""))
     ]);
+  # Every derivation but the wrapped runner, the apps that run it, and
+  # vm-bench's driver, the same whatever the commit: a docs-only commit
+  # rebuilds no adapter and boots no VM check again.
+  drvsWith = r:
+    let f = import ./with-stubs.nix { inherit root; rev = r; }; in
+    builtins.mapAttrs (_: d: d.drvPath) (f.checks.x86_64-linux // builtins.removeAttrs f.packages.x86_64-linux [ "default" ]);
+  revisionFree = builtins.removeAttrs (drvsWith rev) [ "app-default" "app-vm-bench" "app-compare" ];
   revisionOf = args: (import ./with-stubs.nix ({ inherit root; } // args)).packages.x86_64-linux.default.env.DBUS_MATRIX_REVISION;
   defaultWithRust = rustcVersion: (import ./with-stubs.nix { inherit root rev rustcVersion; }).packages.x86_64-linux.default.drvPath;
 
@@ -387,6 +479,11 @@ let
         (throws (defaultWithRust "1.88.0"))
         (!(throws (defaultWithRust "1.89.0")))
       ]))
+      (check "no check but the apps' scripts, no package but the wrapped runner depends on the revision (self.rev): ${toString (attrNames revisionFree)}"
+        (
+          let other = drvsWith "fedcba9876543210fedcba9876543210fedcba98"; in
+          all (n: revisionFree.${n} == other.${n}) (attrNames revisionFree)
+        ))
       (check "the revision is self.rev, else self.dirtyRev, else \"dirty\"" (allOf [
         (revisionOf { inherit rev; } == rev)
         (revisionOf { dirtyRev = "abc-dirty"; } == "abc-dirty")

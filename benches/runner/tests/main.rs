@@ -49,6 +49,7 @@ mod roles;
 mod rounds;
 mod scaled_cells;
 mod sdbus_row;
+mod shared_build;
 mod spread;
 mod unavailable_in;
 mod writers;

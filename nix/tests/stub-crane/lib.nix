@@ -64,13 +64,21 @@ let
       };
     };
 
-  # What mkDummySrc reads of the source (buildDepsOnly).
+  # What mkDummySrc reads of the source (buildDepsOnly, mkDummySrc): every
+  # Cargo.toml under origSrc, and each crate's root and src/ listings.
   dummySrcReads = src:
     let
       origSrc = if src ? _isLibCleanSourceWith then src.origSrc else src;
       files = findCargoFiles origSrc;
+      readCrate = p:
+        let
+          dir = dirOf p;
+          root = builtins.readDir dir;
+        in
+        [ (builtins.fromTOML (builtins.readFile p)) root ]
+        ++ (if (root.src or "") == "directory" then [ (builtins.readDir (dir + "/src")) ] else [ ]);
     in
-    builtins.deepSeq (map (p: builtins.fromTOML (builtins.readFile p)) files.cargoTomls) "read";
+    builtins.deepSeq (map readCrate files.cargoTomls) "read";
 
   # Common to crane's derivation builders (mkCargoDerivation passes the rest
   # on to mkDerivation; upper-case names are environment variables).
@@ -93,6 +101,11 @@ let
     "meta"
     "passthru"
     "cargoVendorDir"
+    # mkCargoDerivation (read at 16a1f9bd and 8306a577):
+    # `doInstallCargoArtifacts = args.doInstallCargoArtifacts or true`;
+    # buildPackage (06b1f7bd) defaults it to false, cargoNextest (1127ed25)
+    # takes it as a named argument, default true.
+    "doInstallCargoArtifacts"
   ];
 
   builder = fn: { suffix, allowed ? [ ], required ? [ ] }: args0:
@@ -117,6 +130,22 @@ let
 in
 {
   inherit vendorCargoDeps;
+
+  # crane's lib/mkDummySrc.nix (read at 02d34848): `{ src, cargoLock ? null,
+  # extraDummyScript ? "", ... }`; reads origSrc while evaluating (above),
+  # and is a runCommand that copies the cleaned Cargo.lock, writes every
+  # cleaned Cargo.toml with dummy targets, then runs extraDummyScript.
+  mkDummySrc = args0:
+    let
+      args = stub.checkArgs "crane.mkDummySrc"
+        { allowed = [ "src" "cargoLock" "extraDummyScript" ]; required = [ "src" ]; }
+        args0;
+    in
+    stub.mkDrv {
+      kind = "crane.mkDummySrc";
+      name = "dummy-src";
+      args = args // { stubDummySrc = dummySrcReads args.src; };
+    };
   buildDepsOnly = builder "buildDepsOnly" { suffix = "-deps"; };
   buildPackage = builder "buildPackage" { suffix = ""; };
   cargoBuild = builder "cargoBuild" { suffix = ""; required = [ "cargoArtifacts" ]; };
