@@ -26,6 +26,7 @@ use harness::results::{BuildRecord, ResultsFile};
 use indicatif::ProgressBar;
 use serde::Serialize;
 
+use super::unhacked::{self, copy_tree};
 use crate::matrix::{AdapterEntry, Matrix};
 use crate::process::scratch::Scratch;
 use crate::{measure::binsize, process::adapter, process::exec, progress, store};
@@ -261,30 +262,6 @@ fn cargo_build(
     Ok((elapsed, compiled))
 }
 
-/// Copies a directory tree, keeping modification times (cargo compares them
-/// to decide what is fresh) and symbolic links.
-fn copy_tree(from: &Path, to: &Path) -> Result<()> {
-    std::fs::create_dir_all(to)?;
-    for entry in std::fs::read_dir(from)? {
-        let entry = entry?;
-        let (src, dst) = (entry.path(), to.join(entry.file_name()));
-        let kind = entry.file_type()?;
-        if kind.is_symlink() {
-            std::os::unix::fs::symlink(std::fs::read_link(&src)?, &dst)?;
-        } else if kind.is_dir() {
-            copy_tree(&src, &dst)?;
-        } else {
-            std::fs::copy(&src, &dst)?;
-            let modified = entry.metadata()?.modified()?;
-            std::fs::File::options()
-                .write(true)
-                .open(&dst)?
-                .set_modified(modified)?;
-        }
-    }
-    Ok(())
-}
-
 /// Replaces `to` with a copy of `from`.
 fn replace_with_copy(from: &Path, to: &Path) -> Result<()> {
     if to.exists() {
@@ -307,10 +284,10 @@ pub fn measure(opts: Options, interrupted: &AtomicBool) -> Result<Report> {
         !selected.is_empty(),
         "build-times: no Cargo adapter selected (programs are not built by cargo)"
     );
-    let ws = workspace(&opts.matrix.path)?;
-    let cargo = version_of(&cargo_program(), &ws)?;
+    let checkout = workspace(&opts.matrix.path)?;
+    let cargo = version_of(&cargo_program(), &checkout)?;
     let rustc_program = std::env::var_os("RUSTC").map_or_else(|| PathBuf::from("rustc"), PathBuf::from);
-    let rustc = version_of(&rustc_program, &ws)?;
+    let rustc = version_of(&rustc_program, &checkout)?;
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     let jobs = opts.jobs.unwrap_or(cpus as u32);
     anyhow::ensure!(jobs >= 1, "--jobs must be at least 1");
@@ -325,15 +302,20 @@ pub fn measure(opts: Options, interrupted: &AtomicBool) -> Result<Report> {
         .iter()
         .filter_map(|a| opts.matrix.own_lock_manifest(a))
         .collect();
-    fetch(&ws, None)?;
+    fetch(&checkout, None)?;
     for manifest in &own_locks {
-        fetch(&ws, Some(manifest))?;
+        fetch(&checkout, Some(manifest))?;
     }
+    // Each adapter builds its own dependencies, as a project using the library
+    // would: in a copy of the workspace without the workspace-hack's unified
+    // dependencies (which would put every library's crates into every build).
+    bar.set_message("copying the workspace without the workspace-hack's dependencies");
+    let ws = unhacked::workspace_copy(&cargo_program(), &checkout, &scratch.path().join("workspace"))?;
     bar.set_message("preparing: building harness and its dependencies (untimed)");
     let (prepare, _) = cargo_build(
         &ws,
         &target,
-        &["build", "-p", "harness"],
+        &unhacked::shared_packages(&ws),
         jobs,
         &bar,
         "preparing (untimed)",
@@ -356,7 +338,10 @@ pub fn measure(opts: Options, interrupted: &AtomicBool) -> Result<Report> {
             replace_with_copy(&pristine, &target)?;
         }
         bar.set_message(format!("{}: building", a.id));
-        let manifest = opts.matrix.own_lock_manifest(a);
+        let manifest = opts
+            .matrix
+            .own_lock_manifest(a)
+            .map(|m| unhacked::rebase(&m, &checkout, &ws));
         let build_args: Vec<&str> = match &manifest {
             Some(m) => vec!["build", "--manifest-path", path_str(m)?],
             None => vec!["build", "-p", &a.package],

@@ -10,4 +10,5 @@ pub mod history;
 pub mod selection;
 pub mod spread;
 pub mod stats;
+pub mod unhacked;
 pub mod verify;
