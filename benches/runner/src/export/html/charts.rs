@@ -7,7 +7,7 @@ use harness::results::{AdapterRecord, Cell, CellStatus, ResultsFile};
 
 use super::svg::{bar_chart, line_chart, Bar, BarGroup, BarValue, Line, Metric};
 use super::{ipc_op, reason, summary, Page};
-use crate::export::model::table::{self, Group, Table};
+use crate::export::model::table::{self, Group};
 
 /// Per library (Tableau 10, the yellow darkened for lines on white).
 const LIBRARY_COLOURS: [&str; 10] = [
@@ -40,8 +40,9 @@ fn colour_of(r: &ResultsFile, adapter: &str) -> &'static str {
 
 impl Page<'_> {
     /// One bar chart per marshal/demarshal scenario, a bar per library.
-    pub(super) fn codec_charts(&mut self, tables: &[Table]) {
-        let Some(t) = tables.iter().find(|t| t.group == Group::Codec) else {
+    pub(super) fn codec_charts(&mut self) {
+        let report = self.report;
+        let Some(t) = report.tables.iter().find(|t| t.table.group == Group::Codec) else {
             return;
         };
         self.out
@@ -49,12 +50,14 @@ impl Page<'_> {
         self.out.push_str(
             "<p class=\"explain\">Median per operation, log scale: shorter is faster.</p>\n<div class=\"charts\">\n",
         );
-        for (i, col) in t.columns.iter().enumerate() {
+        for (i, col) in t.table.columns.iter().enumerate() {
             let groups: Vec<BarGroup> = t
+                .table
                 .rows
                 .iter()
-                .map(|row| BarGroup {
-                    label: table::label(self.r, row.adapter),
+                .zip(&t.labels)
+                .map(|(row, label)| BarGroup {
+                    label: label.clone(),
                     bars: vec![Bar {
                         colour: colour_of(self.r, &row.adapter.id),
                         value: bar_value(row.cells[i].as_ref().map(|e| e.cell)),
@@ -105,7 +108,7 @@ impl Page<'_> {
                 .iter()
                 .filter(|a| r.cells.iter().any(|c| c.adapter == a.id && c.bus.is_some()))
                 .map(|a| BarGroup {
-                    label: table::label(r, a),
+                    label: self.report.label(&a.id).to_string(),
                     bars: buses
                         .iter()
                         .enumerate()
@@ -198,7 +201,7 @@ impl Page<'_> {
                 }
                 pts.sort_by_key(|p| p.0);
                 lines.push(Line {
-                    label: table::label(r, a),
+                    label: self.report.label(&a.id).to_string(),
                     colour: colour_of(r, &a.id),
                     dashed: false,
                     points: pts,

@@ -8,5 +8,6 @@
 
 pub mod connection_memory;
 pub mod interop;
+pub mod report;
 pub mod table;
 pub mod width;
