@@ -2,8 +2,10 @@
 
 use std::fmt::Write;
 
-use harness::results::ResultsFile;
+use harness::results::{InteropTable, ResultsFile};
 
+use super::model::connection_memory::{EXPLAIN, HEAD};
+use super::model::interop;
 use super::model::report::{CellView, Report, ReportTable};
 use super::model::table::{Group, Notes};
 
@@ -118,10 +120,10 @@ pub fn render(r: &ResultsFile) -> String {
         cost_tables(t, &mut out);
     }
     bus_vs_bus(&report, &mut out);
-    if let Some(t) = &r.interop {
-        out.push_str(&super::model::interop::markdown(t));
+    if let Some(v) = &report.interop {
+        out.push_str(&interop_section(v));
     }
-    super::model::connection_memory::markdown(r, &mut out);
+    idle_connections(&report, &mut out);
     out.push_str(
         "Cells: median wall time per operation (criterion); in brackets the ratio to the fastest library in the column \
          (1.00× = fastest; the baseline is not a library and may go below 1) and, over IPC, the ratio to the raw-socket \
@@ -219,8 +221,61 @@ fn bus_vs_bus(report: &Report, out: &mut String) {
     }
 }
 
+/// The idle-connections section (nothing without such cells).
+fn idle_connections(report: &Report, out: &mut String) {
+    if report.idle_connections.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "### idle connections: what one costs\n\n{EXPLAIN}\n");
+    let _ = writeln!(out, "| {} |", HEAD.join(" | "));
+    let _ = writeln!(out, "|{}", "---|".repeat(HEAD.len()));
+    for texts in &report.idle_connections {
+        let _ = writeln!(out, "| {} |", texts.join(" | "));
+    }
+    out.push('\n');
+}
+
+/// The interop table alone, as Markdown with its notes (`dbus-matrix interop`).
+pub fn interop(t: &InteropTable) -> String {
+    interop_section(&interop::view(t))
+}
+
+fn interop_section(v: &interop::View) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "### interop: client (row) × server (column)\n\n{}\n", v.lead);
+    let _ = writeln!(out, "| client \\ server | {} |", v.servers.join(" | "));
+    let _ = writeln!(out, "|---|{}", "---:|".repeat(v.servers.len()));
+    let mut notes = Vec::new();
+    for (client, pairs) in &v.rows {
+        let cells: Vec<String> = v
+            .servers
+            .iter()
+            .zip(pairs)
+            .map(|(server, p)| match p {
+                None => " ".to_string(),
+                Some(text) if text.passed => text.summary.clone(),
+                Some(text) => {
+                    notes.push(format!("{client} → {server}: {}", text.failures.join("; ")));
+                    format!("{} [i{}]", text.summary, notes.len())
+                }
+            })
+            .collect();
+        let _ = writeln!(out, "| {client} | {} |", cells.join(" | "));
+    }
+    out.push('\n');
+    for (i, n) in notes.iter().enumerate() {
+        let _ = writeln!(out, "[i{}] {n}", i + 1);
+    }
+    if !notes.is_empty() {
+        out.push('\n');
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
+    use harness::results::{InteropCheck, InteropPair, InteropStatus, InteropTable};
+
     #[test]
     fn build_time_next_to_the_binary_size() {
         let mut r = crate::export::test_fixtures::tiny();
@@ -231,5 +286,45 @@ mod tests {
         );
         r.adapters[0].build = None;
         assert!(super::render(&r).contains("code and data: a 1.0.0 2.5 MB\n"));
+    }
+
+    fn check(scenario: &str, status: InteropStatus, reason: Option<&str>) -> InteropCheck {
+        InteropCheck {
+            scenario: scenario.into(),
+            status,
+            reason: reason.map(str::to_string),
+        }
+    }
+
+    #[test]
+    fn a_failed_pair_says_what_failed() {
+        let t = InteropTable {
+            bus: "dbus-daemon".into(),
+            checks: vec!["call/void".into(), "property/get".into()],
+            adapters: vec!["a".into(), "b".into()],
+            pairs: vec![
+                InteropPair {
+                    client: "a".into(),
+                    server: "b".into(),
+                    checks: vec![
+                        check("call/void", InteropStatus::Passed, None),
+                        check("property/get", InteropStatus::Failed, Some("digest mismatch")),
+                    ],
+                },
+                InteropPair {
+                    client: "b".into(),
+                    server: "a".into(),
+                    checks: vec![
+                        check("call/void", InteropStatus::Passed, None),
+                        check("property/get", InteropStatus::Unsupported, Some("no properties")),
+                    ],
+                },
+            ],
+        };
+        let md = super::interop(&t);
+        assert!(md.contains("| a |   | 1/2 ✗ [i1] |"), "{md}");
+        assert!(md.contains("| b | 1/1 |   |"), "{md}");
+        assert!(md.contains("[i1] a → b: property/get: digest mismatch"), "{md}");
+        assert!(md.contains("2 pairs, 1 with a failure"), "{md}");
     }
 }

@@ -110,7 +110,7 @@ pub fn render_counted(r: &ResultsFile) -> (String, usize) {
         p.instructions_table(t);
         p.cost_tables(t);
     }
-    idle_connections::html(r, &mut p.out);
+    idle_connections::html(&report, &mut p.out);
     p.codec_charts();
     p.ipc_charts();
     p.size_charts();

@@ -1,7 +1,8 @@
 //! The report, built once from a [`ResultsFile`]: every table with its
 //! group, heading facts, placement line and role note, the row labels, each
 //! cell's display values and the texts of its notes, the instruction and
-//! cost tables, and the bus-vs-bus tables. The formats for people
+//! cost tables, the bus-vs-bus tables, and the idle-connections and
+//! interop sections. The formats for people
 //! (Markdown, HTML) print this value and ask [`table`] nothing; only the
 //! numbering of notes is theirs, since each walks the cells in its own
 //! order (Markdown row by row, HTML column by column).
@@ -9,7 +10,7 @@
 use harness::results::{AdapterRecord, CellStatus, Outcome, ResultsFile};
 
 use super::table::{self, duration, si, Group, Table};
-use super::width;
+use super::{connection_memory, interop, width};
 
 pub struct Report<'a> {
     /// One per adapter of the file, in its order.
@@ -19,6 +20,10 @@ pub struct Report<'a> {
     pub bus_vs_bus: Vec<BusVsBus>,
     /// The width legend (`width::legend`).
     pub legend: Option<String>,
+    /// The idle-connections section: a text per `connection_memory::HEAD` column, per ok cell.
+    pub idle_connections: Vec<[String; 8]>,
+    /// The interop table (`dbus-matrix interop --into`), when the file has one.
+    pub interop: Option<interop::View>,
 }
 
 pub struct Adapter<'a> {
@@ -138,6 +143,11 @@ impl<'a> Report<'a> {
             tables,
             bus_vs_bus: bus_vs_bus(r),
             legend: width::legend(r),
+            idle_connections: connection_memory::rows(r)
+                .iter()
+                .map(connection_memory::texts)
+                .collect(),
+            interop: r.interop.as_ref().map(interop::view),
             adapters,
         }
     }
