@@ -4,8 +4,8 @@
 //! `call/echo-bytes/*`. Everything is inline (CSS, SVG drawn here, one line
 //! of script): the page loads nothing from the network.
 //!
-//! The page is here and in `tables` and `charts` (what to chart); `svg` draws
-//! the charts.
+//! It prints `model::report::Report` only: the page is here and in `tables`
+//! and `charts`; `svg` draws the charts.
 
 mod charts;
 mod escape;
@@ -17,8 +17,7 @@ mod tables;
 
 use std::fmt::Write;
 
-use harness::ipc::IpcOp;
-use harness::results::{Cell, ResultsFile};
+use harness::results::ResultsFile;
 
 use super::model::report::Report;
 use super::model::table::Notes;
@@ -52,14 +51,6 @@ struct Page<'a> {
     out: String,
     notes: Notes,
     charts: usize,
-}
-
-fn reason(c: &Cell) -> &str {
-    c.reason().unwrap_or("no reason recorded")
-}
-
-fn ipc_op(scenario: &str) -> Option<IpcOp> {
-    harness::scenario::find(scenario).and_then(|s| s.ipc_op())
 }
 
 fn summary(scenario: &str) -> String {

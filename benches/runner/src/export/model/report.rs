@@ -1,8 +1,8 @@
 //! The report, built once from a [`ResultsFile`]: every table with its
 //! group, heading facts, placement line and role note, the row labels, each
 //! cell's display values and the texts of its notes, the instruction and
-//! cost tables, the bus-vs-bus tables, and the idle-connections and
-//! interop sections. The formats for people
+//! cost tables, the bus-vs-bus tables, the idle-connections and interop
+//! sections, and the data of the page's charts. The formats for people
 //! (Markdown, HTML) print this value and ask [`table`] nothing; only the
 //! numbering of notes is theirs, since each walks the cells in its own
 //! order (Markdown row by row, HTML column by column).
@@ -10,7 +10,7 @@
 use harness::results::{AdapterRecord, CellStatus, Outcome, ResultsFile};
 
 use super::table::{self, duration, si, Group, Table};
-use super::{connection_memory, interop, width};
+use super::{charts, connection_memory, interop, width};
 
 pub struct Report<'a> {
     /// One per adapter of the file, in its order.
@@ -24,6 +24,8 @@ pub struct Report<'a> {
     pub idle_connections: Vec<[String; 8]>,
     /// The interop table (`dbus-matrix interop --into`), when the file has one.
     pub interop: Option<interop::View>,
+    /// What the HTML page charts.
+    pub charts: charts::Charts<'a>,
 }
 
 pub struct Adapter<'a> {
@@ -138,8 +140,14 @@ impl<'a> Report<'a> {
             target: width::target(r),
             planned_rounds: width::planned_rounds(r),
         };
-        let tables = table::tables(r).into_iter().map(|t| report_table(r, t, &cx)).collect();
+        let tables: Vec<ReportTable> = table::tables(r).into_iter().map(|t| report_table(r, t, &cx)).collect();
+        let codec = tables
+            .iter()
+            .find(|t| t.table.group == Group::Codec)
+            .map(|t| (&t.table, t.labels.as_slice()));
+        let charts = charts::of(r, codec);
         Report {
+            charts,
             tables,
             bus_vs_bus: bus_vs_bus(r),
             legend: width::legend(r),
@@ -150,14 +158,6 @@ impl<'a> Report<'a> {
             interop: r.interop.as_ref().map(interop::view),
             adapters,
         }
-    }
-
-    /// The label of adapter `id` (the id itself for an adapter the file does not list).
-    pub fn label<'s>(&'s self, id: &'s str) -> &'s str {
-        self.adapters
-            .iter()
-            .find(|a| a.record.id == id)
-            .map_or(id, |a| a.label.as_str())
     }
 }
 
