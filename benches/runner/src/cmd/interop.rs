@@ -94,7 +94,7 @@ pub fn exec(args: Args, ctx: &Context) -> Result<ExitCode> {
         progress: !args.quiet,
     };
     let table = interop::check(&opts, ctx.interrupted())?;
-    args.format.print(&table, export::model::interop::markdown)?;
+    args.format.print(&table, export::markdown::interop)?;
     if let Some(f) = &args.into {
         let mut results = store::load(f)?;
         results.interop = Some(table.clone());

@@ -3,25 +3,30 @@
 //! cell has its interval width facts (`export::model::width`): `ci_width` (the
 //! fraction `(upper - lower) / median`, null for a cut cell), `rounds`,
 //! `above_target` (null without a target) and `cut` (null unless cut); the
-//! document has the profile's `target_width` (null without one).
+//! document has the profile's `target_width` (null without one). The tables
+//! and labels are the report's (`model::report`); the values are the raw
+//! numbers, not its display texts.
 
 use harness::results::ResultsFile;
 use serde_json::{json, Value};
 
-use super::model::table::{self, status_word};
+use super::model::report::Report;
+use super::model::table::status_word;
 use super::model::width;
 
 pub fn render(r: &ResultsFile) -> String {
     let target = width::target(r);
-    let tables: Vec<Value> = table::tables(r)
+    let tables: Vec<Value> = Report::of(r)
+        .tables
         .iter()
-        .map(|t| {
+        .map(|rt| {
+            let t = &rt.table;
             json!({
                 "bus": t.bus,
                 "columns": t.columns,
-                "rows": t.rows.iter().map(|row| json!({
+                "rows": t.rows.iter().zip(&rt.labels).map(|(row, label)| json!({
                     "adapter": row.adapter.id,
-                    "label": table::label(r, row.adapter),
+                    "label": label,
                     "library": row.adapter.library,
                     "version": row.adapter.version,
                     "baseline": row.adapter.baseline,

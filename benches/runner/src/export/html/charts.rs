@@ -1,13 +1,12 @@
-//! Which charts the page shows and the data behind them: a bar chart per
-//! codec scenario, a bus-by-bus bar chart per IPC scenario, latency and
-//! throughput against message size. The drawing is `svg`'s.
+//! The page's charts: the data of `model::charts` (a bar chart per codec
+//! scenario, a bus-by-bus bar chart per IPC scenario, latency and throughput
+//! against message size) given colours and sections. The drawing is `svg`'s.
 
-use harness::ipc::IpcOp;
-use harness::results::{AdapterRecord, Cell, CellStatus, ResultsFile};
+use harness::results::{AdapterRecord, ResultsFile};
 
 use super::svg::{bar_chart, line_chart, Bar, BarGroup, BarValue, Line, Metric};
-use super::{ipc_op, reason, summary, Page};
-use crate::export::model::table::{self, Group, Table};
+use super::Page;
+use crate::export::model::charts::{self, Bars};
 
 /// Per library (Tableau 10, the yellow darkened for lines on white).
 const LIBRARY_COLOURS: [&str; 10] = [
@@ -16,17 +15,11 @@ const LIBRARY_COLOURS: [&str; 10] = [
 const BASELINE_COLOUR: &str = "#8c8c8c";
 const BUS_COLOURS: [&str; 6] = ["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#d62728", "#8c564b"];
 
-/// A cell as a bar: its median when ok, else its status and reason.
-fn bar_value(cell: Option<&Cell>) -> BarValue<'_> {
-    match cell {
-        None => BarValue::Absent,
-        Some(c) => match c.median_ns().filter(|v| *v > 0.0 && v.is_finite()) {
-            Some(v) => BarValue::Time(v),
-            None => BarValue::NotMeasured {
-                status: table::status_word(c.status()),
-                reason: reason(c),
-            },
-        },
+fn bar_value<'a>(v: &charts::Value<'a>) -> BarValue<'a> {
+    match *v {
+        charts::Value::Time(t) => BarValue::Time(t),
+        charts::Value::NotMeasured { status, reason } => BarValue::NotMeasured { status, reason },
+        charts::Value::Absent => BarValue::Absent,
     }
 }
 
@@ -38,10 +31,43 @@ fn colour_of(r: &ResultsFile, adapter: &str) -> &'static str {
     }
 }
 
+/// The bar groups of `b`: a colour per library for codec charts, per bus else.
+fn groups<'a>(r: &ResultsFile, b: &Bars<'a>, buses: Option<&[String]>) -> Vec<BarGroup<'a>> {
+    b.groups
+        .iter()
+        .map(|g| BarGroup {
+            label: g.label.clone(),
+            bars: match buses {
+                None => g
+                    .values
+                    .iter()
+                    .map(|v| Bar {
+                        colour: colour_of(r, g.adapter),
+                        value: bar_value(v),
+                        name: String::new(),
+                    })
+                    .collect(),
+                Some(buses) => g
+                    .values
+                    .iter()
+                    .zip(buses)
+                    .enumerate()
+                    .map(|(i, (v, bus))| Bar {
+                        colour: BUS_COLOURS[i % BUS_COLOURS.len()],
+                        value: bar_value(v),
+                        name: bus.clone(),
+                    })
+                    .collect(),
+            },
+        })
+        .collect()
+}
+
 impl Page<'_> {
     /// One bar chart per marshal/demarshal scenario, a bar per library.
-    pub(super) fn codec_charts(&mut self, tables: &[Table]) {
-        let Some(t) = tables.iter().find(|t| t.group == Group::Codec) else {
+    pub(super) fn codec_charts(&mut self) {
+        let report = self.report;
+        let Some(codec) = &report.charts.codec else {
             return;
         };
         self.out
@@ -49,23 +75,8 @@ impl Page<'_> {
         self.out.push_str(
             "<p class=\"explain\">Median per operation, log scale: shorter is faster.</p>\n<div class=\"charts\">\n",
         );
-        for (i, col) in t.columns.iter().enumerate() {
-            let groups: Vec<BarGroup> = t
-                .rows
-                .iter()
-                .map(|row| BarGroup {
-                    label: table::label(self.r, row.adapter),
-                    bars: vec![Bar {
-                        colour: colour_of(self.r, &row.adapter.id),
-                        value: bar_value(row.cells[i].as_ref().map(|e| e.cell)),
-                        name: String::new(),
-                    }],
-                })
-                .collect();
-            if groups.iter().all(|g| g.bars.iter().all(|b| b.time().is_none())) {
-                continue;
-            }
-            let chart = bar_chart(col, &summary(col), &groups, &[], None);
+        for b in codec {
+            let chart = bar_chart(&b.scenario, &b.summary, &groups(self.r, b, None), &[], None);
             self.push_chart(chart);
         }
         self.out.push_str("</div>\n");
@@ -73,106 +84,40 @@ impl Page<'_> {
 
     /// One chart per IPC scenario: a group per library, a bar per bus.
     pub(super) fn ipc_charts(&mut self) {
-        let r = self.r;
-        let mut buses: Vec<&str> = Vec::new();
-        let mut scenarios: Vec<&str> = Vec::new();
-        for c in r.cells.iter().filter(|c| c.bus.is_some()) {
-            let b = c.bus.as_deref().unwrap_or_default();
-            if !buses.contains(&b) {
-                buses.push(b);
-            }
-            if !scenarios.contains(&c.scenario.as_str()) {
-                scenarios.push(&c.scenario);
-            }
-        }
-        if scenarios.is_empty() {
+        let report = self.report;
+        let Some(ipc) = &report.charts.ipc else {
             return;
-        }
+        };
         self.out
             .push_str("<h2 id=\"ipc-charts\">IPC: time per operation, bus by bus</h2>\n");
         self.out.push_str(
             "<p class=\"explain\">Median per operation, log scale; one colour per bus. The dashed line is the raw-socket \
              floor (no D-Bus) of the same run.</p>\n<div class=\"charts\">\n",
         );
-        let legend: Vec<(String, &'static str)> = buses
+        let legend: Vec<(String, &'static str)> = ipc
+            .buses
             .iter()
             .enumerate()
-            .map(|(i, b)| (b.to_string(), BUS_COLOURS[i % BUS_COLOURS.len()]))
+            .map(|(i, b)| (b.clone(), BUS_COLOURS[i % BUS_COLOURS.len()]))
             .collect();
-        for s in scenarios {
-            let groups: Vec<BarGroup> = r
-                .adapters
-                .iter()
-                .filter(|a| r.cells.iter().any(|c| c.adapter == a.id && c.bus.is_some()))
-                .map(|a| BarGroup {
-                    label: table::label(r, a),
-                    bars: buses
-                        .iter()
-                        .enumerate()
-                        .map(|(i, b)| Bar {
-                            colour: BUS_COLOURS[i % BUS_COLOURS.len()],
-                            value: bar_value(r.cells.iter().find(|c| {
-                                c.adapter == a.id && c.scenario == s && c.bus.as_deref() == Some(*b) && c.role.is_same()
-                            })),
-                            name: b.to_string(),
-                        })
-                        .collect(),
-                })
-                .collect();
-            if groups.iter().all(|g| g.bars.iter().all(|b| b.time().is_none())) {
-                continue;
-            }
-            let floor = ipc_op(s)
-                .and_then(harness::scenario::floor_of)
-                .and_then(|f| self.floor_median(&f));
-            let chart = bar_chart(s, &summary(s), &groups, &legend, floor);
+        for b in &ipc.charts {
+            let chart = bar_chart(
+                &b.scenario,
+                &b.summary,
+                &groups(self.r, b, Some(&ipc.buses)),
+                &legend,
+                b.floor,
+            );
             self.push_chart(chart);
         }
         self.out.push_str("</div>\n");
     }
 
-    fn floor_median(&self, scenario: &str) -> Option<f64> {
-        let r = self.r;
-        r.cells
-            .iter()
-            .filter(|c| c.bus.is_none() && c.scenario == scenario)
-            .filter(|c| r.adapters.iter().any(|a| a.id == c.adapter && a.baseline))
-            .find_map(|c| c.median_ns())
-    }
-
     /// Latency and throughput against message size for `call/echo-bytes/*`,
     /// one chart each per bus, with the raw-socket floor dashed.
     pub(super) fn size_charts(&mut self) {
-        let r = self.r;
-        let echo: Vec<(&Cell, usize)> = r
-            .cells
-            .iter()
-            .filter_map(|c| match ipc_op(&c.scenario) {
-                Some(IpcOp::EchoBytes(n)) if c.bus.is_some() => Some((c, n)),
-                _ => None,
-            })
-            .collect();
-        let floor: Vec<(usize, f64, u64)> = {
-            let mut f: Vec<(usize, f64, u64)> = r
-                .cells
-                .iter()
-                .filter(|c| r.adapters.iter().any(|a| a.id == c.adapter && a.baseline))
-                .filter_map(|c| match (ipc_op(&c.scenario), c.measurement()) {
-                    (Some(IpcOp::RawSocket(n)), Some(m)) => Some((n, m.wall.median_ns.point, m.throughput_bytes)),
-                    _ => None,
-                })
-                .collect();
-            f.sort_by_key(|p| p.0);
-            f
-        };
-        let mut buses: Vec<&str> = Vec::new();
-        for (c, _) in &echo {
-            let b = c.bus.as_deref().unwrap_or_default();
-            if c.status() == CellStatus::Ok && !buses.contains(&b) {
-                buses.push(b);
-            }
-        }
-        if buses.is_empty() {
+        let report = self.report;
+        if report.charts.size.is_empty() {
             return;
         }
         self.out
@@ -182,44 +127,19 @@ impl Page<'_> {
              raw-socket floor (the same bytes written and echoed back over a Unix socket pair, dashed). Log-log; \
              throughput is payload bytes per second of one round trip.</p>\n<div class=\"charts\">\n",
         );
-        for bus in buses {
-            let mut lines: Vec<Line> = Vec::new();
-            for a in r.adapters.iter().filter(|a| !a.baseline) {
-                let mut pts: Vec<(usize, f64, u64)> = echo
-                    .iter()
-                    .filter(|(c, _)| c.adapter == a.id && c.bus.as_deref() == Some(bus) && c.role.is_same())
-                    .filter_map(|(c, n)| {
-                        c.measurement()
-                            .map(|m| (*n, m.wall.median_ns.point, m.throughput_bytes))
-                    })
-                    .collect();
-                if pts.is_empty() {
-                    continue;
-                }
-                pts.sort_by_key(|p| p.0);
-                lines.push(Line {
-                    label: table::label(r, a),
-                    colour: colour_of(r, &a.id),
-                    dashed: false,
-                    points: pts,
-                });
-            }
-            if !floor.is_empty() {
-                lines.push(Line {
-                    label: "raw socket floor".into(),
-                    colour: "#444",
-                    dashed: true,
-                    points: floor.clone(),
-                });
-            }
-            let daemon = r
-                .buses
+        for s in &report.charts.size {
+            let lines: Vec<Line> = s
+                .lines
                 .iter()
-                .find(|b| b.id == bus)
-                .map(|b| b.description.clone())
-                .unwrap_or_default();
+                .map(|l| Line {
+                    label: l.label.clone(),
+                    colour: l.adapter.as_deref().map_or("#444", |a| colour_of(self.r, a)),
+                    dashed: l.adapter.is_none(),
+                    points: l.points.clone(),
+                })
+                .collect();
             for (what, metric) in [("latency", Metric::Latency), ("throughput", Metric::Throughput)] {
-                if let Some(chart) = line_chart(&format!("{what} on {bus}"), &daemon, &lines, metric) {
+                if let Some(chart) = line_chart(&format!("{what} on {}", s.bus), &s.daemon, &lines, metric) {
                     self.push_chart(chart);
                 }
             }

@@ -1,16 +1,16 @@
-//! The page's idle-connections section: the rows and texts of
-//! [`crate::export::model::connection_memory`], as an HTML table.
+//! The page's idle-connections section: the texts of
+//! `Report::idle_connections` under [`crate::export::model::connection_memory`]'s
+//! head, as an HTML table.
 
 use std::fmt::Write;
 
-use harness::results::ResultsFile;
-
 use super::esc;
-use crate::export::model::connection_memory::{rows, texts, EXPLAIN, HEAD};
+use crate::export::model::connection_memory::{EXPLAIN, HEAD};
+use crate::export::model::report::Report;
 
 /// The HTML section (nothing without such cells).
-pub fn html(r: &ResultsFile, out: &mut String) {
-    let rows = rows(r);
+pub fn html(report: &Report, out: &mut String) {
+    let rows = &report.idle_connections;
     if rows.is_empty() {
         return;
     }
@@ -24,10 +24,10 @@ pub fn html(r: &ResultsFile, out: &mut String) {
         let _ = write!(out, "<th>{}</th>", esc(h));
     }
     out.push_str("</tr>\n");
-    for row in &rows {
+    for row in rows {
         out.push_str("<tr>");
-        for t in texts(row) {
-            let _ = write!(out, "<td>{}</td>", esc(&t));
+        for t in row {
+            let _ = write!(out, "<td>{}</td>", esc(t));
         }
         out.push_str("</tr>\n");
     }

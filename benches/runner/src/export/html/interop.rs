@@ -4,37 +4,30 @@
 use std::fmt::Write;
 
 use super::{esc, Page};
-use crate::export::model::interop::{lead, pair_text};
 
 impl Page<'_> {
     /// Nothing when the file has no interop table (`dbus-matrix interop --into`).
     pub(super) fn interop(&mut self) {
-        let Some(t) = &self.r.interop else { return };
+        let Some(v) = &self.report.interop else { return };
         let _ = writeln!(
             self.out,
             "<h2 id=\"interop\">Interop: client (row) × server (column)</h2>\n<p class=\"explain\">{}</p>",
-            esc(&lead(t))
+            esc(&v.lead)
         );
-        let servers: Vec<&String> = t
-            .adapters
-            .iter()
-            .filter(|s| t.pairs.iter().any(|p| &p.server == *s))
-            .collect();
         self.out
             .push_str("<div class=\"scroll\"><table><thead><tr><th>client \\ server</th>");
-        for s in &servers {
+        for s in &v.servers {
             let _ = write!(self.out, "<th>{}</th>", esc(s));
         }
         self.out.push_str("</tr></thead><tbody>\n");
         let mut failures = Vec::new();
-        for client in t.adapters.iter().filter(|c| t.pairs.iter().any(|p| &p.client == *c)) {
+        for (client, pairs) in &v.rows {
             let _ = write!(self.out, "<tr><th>{}</th>", esc(client));
-            for server in &servers {
-                let Some(p) = t.pair(client, server) else {
+            for (server, p) in v.servers.iter().zip(pairs) {
+                let Some(text) = p else {
                     self.out.push_str("<td class=\"none\"></td>");
                     continue;
                 };
-                let text = pair_text(p);
                 if text.passed {
                     let _ = write!(self.out, "<td>{}</td>", esc(&text.summary));
                 } else {

@@ -4,8 +4,8 @@
 //! `call/echo-bytes/*`. Everything is inline (CSS, SVG drawn here, one line
 //! of script): the page loads nothing from the network.
 //!
-//! The page is here and in `tables` and `charts` (what to chart); `svg` draws
-//! the charts.
+//! It prints `model::report::Report` only: the page is here and in `tables`
+//! and `charts`; `svg` draws the charts.
 
 mod charts;
 mod escape;
@@ -17,11 +17,10 @@ mod tables;
 
 use std::fmt::Write;
 
-use harness::ipc::IpcOp;
-use harness::results::{Cell, ResultsFile};
+use harness::results::ResultsFile;
 
-use super::model::table::{self, Notes};
-use super::model::width;
+use super::model::report::Report;
+use super::model::table::Notes;
 use style::CSS;
 
 pub use escape::esc;
@@ -48,17 +47,10 @@ fn num(x: f64) -> String {
 /// The page being written, with the notes its cells refer to.
 struct Page<'a> {
     r: &'a ResultsFile,
+    report: &'a Report<'a>,
     out: String,
     notes: Notes,
     charts: usize,
-}
-
-fn reason(c: &Cell) -> &str {
-    c.reason().unwrap_or("no reason recorded")
-}
-
-fn ipc_op(scenario: &str) -> Option<IpcOp> {
-    harness::scenario::find(scenario).and_then(|s| s.ipc_op())
 }
 
 fn summary(scenario: &str) -> String {
@@ -73,8 +65,10 @@ pub fn render(r: &ResultsFile) -> String {
 
 /// The page and how many charts (`svg.chart`) it has.
 pub fn render_counted(r: &ResultsFile) -> (String, usize) {
+    let report = Report::of(r);
     let mut p = Page {
         r,
+        report: &report,
         out: String::new(),
         notes: Notes::default(),
         charts: 0,
@@ -88,7 +82,6 @@ pub fn render_counted(r: &ResultsFile) -> (String, usize) {
         esc(&title)
     );
     p.header();
-    let tables = table::tables(r);
     p.out.push_str(
         "<nav><a href=\"#tables\">tables</a><a href=\"#codec-charts\">codec charts</a>\
          <a href=\"#ipc-charts\">IPC charts</a><a href=\"#size-charts\">message size</a><a href=\"#notes\">notes</a></nav>\n",
@@ -100,16 +93,16 @@ pub fn render_counted(r: &ResultsFile) -> (String, usize) {
          IPC, the ratio to the raw-socket floor of the same run. Hover a cell for the 95% interval and allocations; \
          unsupported and failed cells carry their reason (hover, or the numbered note).</p>\n",
     );
-    if let Some(legend) = width::legend(r) {
-        let _ = writeln!(p.out, "<p class=\"explain width-legend\">{}</p>", esc(&legend));
+    if let Some(legend) = &report.legend {
+        let _ = writeln!(p.out, "<p class=\"explain width-legend\">{}</p>", esc(legend));
     }
-    for t in &tables {
+    for t in &report.tables {
         p.matrix_table(t);
         p.instructions_table(t);
         p.cost_tables(t);
     }
-    idle_connections::html(r, &mut p.out);
-    p.codec_charts(&tables);
+    idle_connections::html(&report, &mut p.out);
+    p.codec_charts();
     p.ipc_charts();
     p.size_charts();
     p.interop();
@@ -181,15 +174,16 @@ impl Page<'_> {
             let _ = writeln!(self.out, "<dt>{k}</dt><dd>{v}</dd>");
         }
         self.out.push_str("</dl></section>\n<section><h3>Adapters</h3><dl>\n");
-        for a in &r.adapters {
+        for report_adapter in &self.report.adapters {
+            let a = report_adapter.record;
             let size = a
                 .loaded_bytes
                 .map(|b| format!(" <small>· binary {:.1} MB code and data</small>", b as f64 / 1e6))
                 .unwrap_or_default();
-            let build = a
+            let build = report_adapter
                 .build
                 .as_ref()
-                .map(|b| format!(" <small>· build {}</small>", esc(&table::build_time(b))))
+                .map(|b| format!(" <small>· build {}</small>", esc(b)))
                 .unwrap_or_default();
             let runtime = a
                 .runtime

@@ -3,10 +3,11 @@
 
 use std::fmt::Write;
 
-use harness::results::{AdapterRecord, Outcome};
+use harness::results::{AdapterRecord, Cell};
 
-use super::{esc, num, reason, summary, Page};
-use crate::export::model::table::{self, duration, si, Entry, Group, Table};
+use super::{esc, num, summary, Page};
+use crate::export::model::report::{CellView, ReportTable, Timed};
+use crate::export::model::table::Group;
 use crate::export::model::width;
 
 /// ": <code>bus</code>" after a heading about one table's cells.
@@ -19,43 +20,63 @@ fn group_suffix(g: &Group) -> String {
     }
 }
 
-impl Page<'_> {
-    fn table_heading(&self, t: &Table) -> String {
-        match &t.group {
-            Group::Codec => "Codec: marshal and demarshal".into(),
-            Group::Floor => "Floor: bytes ping-ponged over a Unix socket pair".into(),
-            Group::Bus(bus) => {
-                let daemon = self
-                    .r
-                    .buses
-                    .iter()
-                    .find(|b| &b.id == bus)
-                    .map(|b| format!(" <span>({})</span>", esc(&b.description)));
-                format!("Bus: <code>{}</code>{}", esc(bus), daemon.unwrap_or_default())
-            }
-            Group::Role(role, bus) => format!(
-                "{} on <code>{}</code> <span>({})</span>",
-                esc(&upper_first(role.view())),
-                esc(bus),
-                esc(&table::role_note(self.r, *role))
-            ),
+fn table_heading(t: &ReportTable) -> String {
+    match &t.table.group {
+        Group::Codec => "Codec: marshal and demarshal".into(),
+        Group::Floor => "Floor: bytes ping-ponged over a Unix socket pair".into(),
+        Group::Bus(bus) => {
+            let daemon = t.bus_description.map(|d| format!(" <span>({})</span>", esc(d)));
+            format!("Bus: <code>{}</code>{}", esc(bus), daemon.unwrap_or_default())
         }
+        Group::Role(role, bus) => format!(
+            "{} on <code>{}</code> <span>({})</span>",
+            esc(&upper_first(role.view())),
+            esc(bus),
+            esc(t.role_note.as_deref().unwrap_or_default())
+        ),
     }
+}
 
+/// The tooltip of a timed cell: interval, samples, rounds, allocations.
+fn tip(t: &Timed, cell: &Cell) -> String {
+    let Some(m) = cell.measurement() else {
+        return String::new();
+    };
+    let mut tip = format!(
+        "median {} (95% CI {} – {}), {} samples",
+        t.median, t.lower, t.upper, m.wall.samples
+    );
+    if t.rounds > 1 {
+        let _ = write!(tip, ", {} rounds", t.rounds);
+    }
+    if let Some(a) = &m.alloc {
+        let _ = write!(
+            tip,
+            "; {} allocations, {} bytes per op",
+            num(a.allocations_per_op),
+            num(a.bytes_per_op)
+        );
+    } else if let Some(why) = &m.alloc_unavailable {
+        let _ = write!(tip, "; allocations: — ({why})");
+    }
+    tip
+}
+
+impl Page<'_> {
     /// Rows are scenarios and columns libraries (the transpose of the
     /// Markdown table: many scenarios, few libraries, fits a screen).
-    pub(super) fn matrix_table(&mut self, t: &Table) {
-        let _ = writeln!(self.out, "<h3>{}</h3>", self.table_heading(t));
-        if let Some(line) = table::placement_line(t, self.r.run.placement.as_deref()) {
-            let _ = writeln!(self.out, "<p class=\"explain\">{}</p>", esc(&line));
+    pub(super) fn matrix_table(&mut self, t: &ReportTable) {
+        let _ = writeln!(self.out, "<h3>{}</h3>", table_heading(t));
+        if let Some(line) = &t.placement {
+            let _ = writeln!(self.out, "<p class=\"explain\">{}</p>", esc(line));
         }
         self.open_table(t, "");
-        for (i, col) in t.columns.iter().enumerate() {
+        for (i, col) in t.table.columns.iter().enumerate() {
             let _ = write!(self.out, "<tr><th title=\"{}\">{}</th>", esc(&summary(col)), esc(col));
-            for row in &t.rows {
-                let td = match &row.cells[i] {
-                    Some(e) => self.cell_td(e, row.adapter),
-                    None => "<td class=\"none\">–</td>".to_string(),
+            for (row, views) in t.table.rows.iter().zip(&t.cells) {
+                let td = match (&row.cells[i], &views[i]) {
+                    (Some(e), Some(v)) => self.cell_td(v, e.cell, row.adapter.baseline),
+                    _ => "<td class=\"none\">–</td>".to_string(),
                 };
                 self.out.push_str(&td);
             }
@@ -66,12 +87,12 @@ impl Page<'_> {
 
     /// A scrolling `<table>` (with `attributes`) and its header row: a
     /// column of scenarios, then one per library of `t`.
-    fn open_table(&mut self, t: &Table, attributes: &str) {
+    fn open_table(&mut self, t: &ReportTable, attributes: &str) {
         let _ = write!(
             self.out,
             "<div class=\"scroll\"><table{attributes}>\n<thead><tr><th>scenario</th>"
         );
-        for row in &t.rows {
+        for row in &t.table.rows {
             self.lib_header(row.adapter);
         }
         self.out.push_str("</tr></thead>\n<tbody>\n");
@@ -83,7 +104,7 @@ impl Page<'_> {
         } else {
             a.version.clone()
         };
-        if table::label(self.r, a) != table::row_label(a) {
+        if self.report.adapters.iter().any(|r| r.record.id == a.id && r.with_id) {
             sub = format!("{sub} · {}", a.id);
         }
         let _ = write!(
@@ -95,36 +116,13 @@ impl Page<'_> {
         );
     }
 
-    fn cell_td(&mut self, e: &Entry, adapter: &AdapterRecord) -> String {
-        let baseline = adapter.baseline;
-        let adapter = adapter.id.as_str();
-        match &e.cell.outcome {
-            Outcome::Ok(m) => {
-                let w = &m.wall.median_ns;
-                let width = width::of(m, width::target(self.r));
-                let mut tip = format!(
-                    "median {} (95% CI {} – {}), {} samples",
-                    duration(w.point),
-                    duration(w.lower),
-                    duration(w.upper),
-                    m.wall.samples
-                );
-                if width.rounds > 1 {
-                    let _ = write!(tip, ", {} rounds", width.rounds);
-                }
-                if let Some(a) = &m.alloc {
-                    let _ = write!(
-                        tip,
-                        "; {} allocations, {} bytes per op",
-                        num(a.allocations_per_op),
-                        num(a.bytes_per_op)
-                    );
-                } else if let Some(why) = &m.alloc_unavailable {
-                    let _ = write!(tip, "; allocations: — ({why})");
-                }
-                let mut extra: Vec<String> = table::calls_per_second(&e.cell.scenario, w.point).into_iter().collect();
+    fn cell_td(&mut self, v: &CellView, cell: &Cell, baseline: bool) -> String {
+        match v {
+            CellView::Timed(t) => {
+                let tip = tip(t, cell);
+                let mut extra: Vec<String> = t.calls_per_second.iter().cloned().collect();
                 let mut class = "num";
-                if let Some(r) = e.ratio {
+                if let Some(r) = t.ratio {
                     extra.push(format!("{r:.2}×"));
                     class = match r {
                         // The baseline is not a library: no colour for it.
@@ -136,22 +134,18 @@ impl Page<'_> {
                         _ => "num r4",
                     };
                 }
-                if let Some(f) = m.floor_ratio {
-                    let text = if f >= 1.0 {
-                        format!("{f:.1}× floor")
-                    } else {
-                        let n = self
-                            .notes
-                            .number(table::below_floor_reason(&e.cell.scenario).to_string());
-                        format!("{f:.2}× floor<sup><a href=\"#note-{n}\">[{n}]</a></sup>")
-                    };
-                    extra.push(text);
+                if let Some(f) = &t.floor {
+                    extra.push(match &f.below_note {
+                        None => f.text.clone(),
+                        Some(note) => {
+                            let n = self.notes.number(note.clone());
+                            format!("{}<sup><a href=\"#note-{n}\">[{n}]</a></sup>", f.text)
+                        }
+                    });
                 }
-                if let Some(r) = width::rounds_text(&width, width::planned_rounds(self.r)) {
-                    extra.push(r);
-                }
-                if let Some(reason) = width.cut {
-                    let n = self.notes.number(width::cut_note(adapter, &e.cell.scenario, reason));
+                extra.extend(t.rounds_text.clone());
+                if let Some(note) = &t.cut_note {
+                    let n = self.notes.number(note.clone());
                     extra.push(format!(
                         "<span class=\"cut\">cut</span><sup><a href=\"#note-{n}\">[{n}]</a></sup>"
                     ));
@@ -161,26 +155,26 @@ impl Page<'_> {
                 } else {
                     format!("<small>{}</small>", extra.join(" · "))
                 };
-                let (wide, flag) = if width.above_target {
+                let (wide, flag) = if t.above_target {
                     (" wide", width::FLAG)
                 } else {
                     ("", "")
                 };
-                let ci = width.relative.map_or_else(String::new, |rel| {
-                    format!(" <span class=\"width\">{}{flag}</span>", width::percent(rel))
-                });
+                let ci = t
+                    .width
+                    .as_ref()
+                    .map_or_else(String::new, |w| format!(" <span class=\"width\">{w}{flag}</span>"));
                 format!(
                     "<td class=\"{class}{wide}\" title=\"{}\">{}{ci}{small}</td>",
                     esc(&tip),
-                    duration(w.point)
+                    t.median
                 )
             }
-            Outcome::Unsupported { .. } | Outcome::Failed { .. } => {
-                let word = table::status_word(e.cell.status());
-                let n = self.notes.number(format!("{adapter} {word}: {}", reason(e.cell)));
+            CellView::NotRun { word, reason, note } => {
+                let n = self.notes.number(note.clone());
                 format!(
                     "<td class=\"{word}\" title=\"{}\">{word}<sup><a href=\"#note-{n}\">[{n}]</a></sup></td>",
-                    esc(reason(e.cell))
+                    esc(reason)
                 )
             }
         }
@@ -188,34 +182,30 @@ impl Page<'_> {
 
     /// Instructions per operation (`run --instructions`) with the ratio to
     /// the fewest in the row; only for tables where some cell has them.
-    pub(super) fn instructions_table(&mut self, t: &Table) {
-        if !table::has_instructions(t) {
+    pub(super) fn instructions_table(&mut self, t: &ReportTable) {
+        let Some(rows) = &t.instructions else {
             return;
-        }
+        };
         let _ = writeln!(
             self.out,
             "<h3>Instructions per operation (callgrind){}</h3>",
-            group_suffix(&t.group)
+            group_suffix(&t.table.group)
         );
         self.open_table(t, "");
-        for (i, col) in t.columns.iter().enumerate() {
-            let fewest = table::fewest_instructions(t, i);
+        for (i, col) in t.table.columns.iter().enumerate() {
             let _ = write!(self.out, "<tr><th>{}</th>", esc(col));
-            for row in &t.rows {
-                let _ = match (table::instructions(&row.cells[i]), fewest) {
-                    (Some(n), Some(f)) if f > 0.0 => write!(
-                        self.out,
-                        "<td class=\"num{}\">{}<small>{:.2}×</small></td>",
-                        if n <= f * 1.005 && !row.adapter.baseline {
-                            " best"
-                        } else {
-                            ""
-                        },
-                        si(n),
-                        n / f
-                    ),
-                    (Some(n), _) => write!(self.out, "<td class=\"num\">{}</td>", si(n)),
-                    (None, _) => write!(self.out, "<td class=\"none\">–</td>"),
+            for row in rows {
+                let _ = match &row[i] {
+                    Some(n) => match n.ratio {
+                        Some(ratio) => write!(
+                            self.out,
+                            "<td class=\"num{}\">{}<small>{ratio:.2}×</small></td>",
+                            if n.best { " best" } else { "" },
+                            n.text
+                        ),
+                        None => write!(self.out, "<td class=\"num\">{}</td>", n.text),
+                    },
+                    None => write!(self.out, "<td class=\"none\">–</td>"),
                 };
             }
             self.out.push_str("</tr>\n");
@@ -226,16 +216,9 @@ impl Page<'_> {
     /// The per-operation costs of IPC cells, one table per figure that some
     /// cell of `t` has: the total, then each process (client / server [/
     /// subscribers] / bus).
-    pub(super) fn cost_tables(&mut self, t: &Table) {
-        for f in &table::COST_FIGURES {
-            if !t.rows.iter().any(|row| {
-                row.cells
-                    .iter()
-                    .any(|e| table::costs(e).and_then(|c| f.total(c)).is_some())
-            }) {
-                continue;
-            }
-            let each = if f.per_process() {
+    pub(super) fn cost_tables(&mut self, t: &ReportTable) {
+        for f in &t.costs {
+            let each = if f.per_process {
                 " <small>total (client / server [/ subscribers] / bus)</small>"
             } else {
                 ""
@@ -244,14 +227,14 @@ impl Page<'_> {
                 self.out,
                 "<h3>{}{}{each}</h3>",
                 esc(&f.title[..1].to_uppercase()) + &esc(&f.title[1..]),
-                group_suffix(&t.group)
+                group_suffix(&t.table.group)
             );
             self.open_table(t, " class=\"costs\"");
-            for (i, col) in t.columns.iter().enumerate() {
+            for (i, col) in t.table.columns.iter().enumerate() {
                 let _ = write!(self.out, "<tr><th>{}</th>", esc(col));
-                for row in &t.rows {
-                    let _ = match table::costs(&row.cells[i]).and_then(|c| table::cost_text(f, c)) {
-                        Some(text) => write!(self.out, "<td class=\"num\">{}</td>", esc(&text)),
+                for row in &f.texts {
+                    let _ = match &row[i] {
+                        Some(text) => write!(self.out, "<td class=\"num\">{}</td>", esc(text)),
                         None => write!(self.out, "<td class=\"none\">–</td>"),
                     };
                 }

@@ -1,15 +1,15 @@
 //! `connect/idle-connections/<n>`: what a held connection costs, in every
-//! report format. Its own section (Markdown here, HTML in `export/html/idle_connections.rs`), columns (CSV) and measures
-//! (BMF), present only when the run has such cells, so reports of other runs
-//! are unchanged.
+//! report format: the rows and texts of its own section (printed by
+//! Markdown and `export/html/idle_connections.rs` from
+//! `report::Report::idle_connections`), columns (CSV) and measures (BMF),
+//! present only when the run has such cells, so reports of other runs are
+//! unchanged.
 //!
 //! Per row: connect time per connection (the cell's median / n: one operation
 //! closes the previous batch and opens n), the bus daemon's resident memory
 //! per connection (VmRSS with the n held minus before, / n), the client's
 //! VmRSS and VmHWM with them held, and heap bytes per connection where the
 //! adapter counts allocations.
-
-use std::fmt::Write;
 
 use harness::ipc::IpcOp;
 use harness::results::{Cell, ConnectionMemory, Measurement, ResultsFile};
@@ -106,21 +106,6 @@ pub fn texts(row: &Row) -> [String; 8] {
         mem.map_or(DASH.into(), |m| bytes(m.client_hwm_bytes as f64)),
         row.heap_bytes_per_connection().map_or(DASH.into(), bytes),
     ]
-}
-
-/// The Markdown section (nothing without such cells).
-pub fn markdown(r: &ResultsFile, out: &mut String) {
-    let rows = rows(r);
-    if rows.is_empty() {
-        return;
-    }
-    let _ = writeln!(out, "### idle connections: what one costs\n\n{EXPLAIN}\n");
-    let _ = writeln!(out, "| {} |", HEAD.join(" | "));
-    let _ = writeln!(out, "|{}", "---|".repeat(HEAD.len()));
-    for row in &rows {
-        let _ = writeln!(out, "| {} |", texts(row).join(" | "));
-    }
-    out.push('\n');
 }
 
 /// CSV: the column names, appended after the others when [`present`].

@@ -1,10 +1,45 @@
 //! The interop table (`dbus-matrix interop`): rows are clients, columns
 //! servers; a cell counts the checks that passed, and a pair with a failed
-//! check says which one and why (a numbered note).
-
-use std::fmt::Write;
+//! check says which one and why (a numbered note). A model section: the
+//! Markdown and HTML reports print its [`View`].
 
 use harness::results::{InteropPair, InteropStatus, InteropTable};
+
+/// The table as the reports show it.
+pub struct View {
+    /// [`lead`].
+    pub lead: String,
+    /// Servers (columns): the adapters that served some pair, in the table's order.
+    pub servers: Vec<String>,
+    /// Clients (rows): the adapters that called some pair, with a text per server.
+    pub rows: Vec<(String, Vec<Option<PairText>>)>,
+}
+
+pub fn view(t: &InteropTable) -> View {
+    let servers: Vec<String> = t
+        .adapters
+        .iter()
+        .filter(|s| t.pairs.iter().any(|p| &p.server == *s))
+        .cloned()
+        .collect();
+    let rows = t
+        .adapters
+        .iter()
+        .filter(|c| t.pairs.iter().any(|p| &p.client == *c))
+        .map(|client| {
+            let texts = servers
+                .iter()
+                .map(|server| t.pair(client, server).map(pair_text))
+                .collect();
+            (client.clone(), texts)
+        })
+        .collect();
+    View {
+        lead: lead(t),
+        servers,
+        rows,
+    }
+}
 
 /// What one pair's cell says, and the notes it needs.
 pub struct PairText {
@@ -50,93 +85,4 @@ pub fn lead(t: &InteropTable) -> String {
         t.pairs.len(),
         failed
     )
-}
-
-/// The table as Markdown, with its notes.
-pub fn markdown(t: &InteropTable) -> String {
-    let mut out = String::new();
-    let _ = writeln!(out, "### interop: client (row) × server (column)\n\n{}\n", lead(t));
-    let servers: Vec<&String> = t
-        .adapters
-        .iter()
-        .filter(|s| t.pairs.iter().any(|p| &p.server == *s))
-        .collect();
-    let _ = writeln!(
-        out,
-        "| client \\ server | {} |",
-        servers.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(" | ")
-    );
-    let _ = writeln!(out, "|---|{}", "---:|".repeat(servers.len()));
-    let mut notes = Vec::new();
-    for client in t.adapters.iter().filter(|c| t.pairs.iter().any(|p| &p.client == *c)) {
-        let cells: Vec<String> = servers
-            .iter()
-            .map(|server| match t.pair(client, server) {
-                None => " ".to_string(),
-                Some(p) => {
-                    let text = pair_text(p);
-                    if text.passed {
-                        text.summary
-                    } else {
-                        notes.push(format!("{client} → {server}: {}", text.failures.join("; ")));
-                        format!("{} [i{}]", text.summary, notes.len())
-                    }
-                }
-            })
-            .collect();
-        let _ = writeln!(out, "| {client} | {} |", cells.join(" | "));
-    }
-    out.push('\n');
-    for (i, n) in notes.iter().enumerate() {
-        let _ = writeln!(out, "[i{}] {n}", i + 1);
-    }
-    if !notes.is_empty() {
-        out.push('\n');
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use harness::results::{InteropCheck, InteropPair, InteropStatus, InteropTable};
-
-    fn check(scenario: &str, status: InteropStatus, reason: Option<&str>) -> InteropCheck {
-        InteropCheck {
-            scenario: scenario.into(),
-            status,
-            reason: reason.map(str::to_string),
-        }
-    }
-
-    #[test]
-    fn a_failed_pair_says_what_failed() {
-        let t = InteropTable {
-            bus: "dbus-daemon".into(),
-            checks: vec!["call/void".into(), "property/get".into()],
-            adapters: vec!["a".into(), "b".into()],
-            pairs: vec![
-                InteropPair {
-                    client: "a".into(),
-                    server: "b".into(),
-                    checks: vec![
-                        check("call/void", InteropStatus::Passed, None),
-                        check("property/get", InteropStatus::Failed, Some("digest mismatch")),
-                    ],
-                },
-                InteropPair {
-                    client: "b".into(),
-                    server: "a".into(),
-                    checks: vec![
-                        check("call/void", InteropStatus::Passed, None),
-                        check("property/get", InteropStatus::Unsupported, Some("no properties")),
-                    ],
-                },
-            ],
-        };
-        let md = super::markdown(&t);
-        assert!(md.contains("| a |   | 1/2 ✗ [i1] |"), "{md}");
-        assert!(md.contains("| b | 1/1 |   |"), "{md}");
-        assert!(md.contains("[i1] a → b: property/get: digest mismatch"), "{md}");
-        assert!(md.contains("2 pairs, 1 with a failure"), "{md}");
-    }
 }
