@@ -67,8 +67,10 @@ fn list_summarises_unsupported_scenarios_per_family_and_verbose_keeps_every_id()
             line.chars().count()
         );
     }
-    // tokio-dbus as root: about a hundred unsupported ids, once on one line.
-    assert!(unsupported(repo_adapters().iter().find(|a| a.id == "tokio-dbus-0.2").unwrap(), &ids).len() > 50);
+    // The premise: some adapter has about a hundred unsupported ids, once on
+    // one line (raw and dbus-message-parser-4 have no transport; tokio-dbus
+    // too when run as root, not as the Nix sandbox's build user).
+    assert!(repo_adapters().iter().any(|a| unsupported(a, &ids).len() > 50));
     for a in repo_adapters() {
         let missing = unsupported(&a, &ids);
         let short = block(&summary, &a.id);
