@@ -63,10 +63,15 @@ let
         else [ ])
       (attrNames entries);
 
-  # The files a Rust file names in `#[path = "…"]`, relative to its directory.
+  # The files a Rust file names in `#[path = "…"]`, relative to its directory;
+  # lines that are comments (`//`, `//!`, `///`) name none, though a test's
+  # documentation may spell the attribute.
+  codeLines = file:
+    filter (l: builtins.isString l && builtins.match "[[:space:]]*//.*" l == null)
+      (split "\n" (readFile file));
   pathIncludes = file:
     map (m: dirOf file + "/${builtins.head m}")
-      (filter builtins.isList (split "#[[]path[[:space:]]*=[[:space:]]*\"([^\"]+)\"[[:space:]]*[]]" (readFile file)));
+      (filter builtins.isList (concatMap (split "#[[]path[[:space:]]*=[[:space:]]*\"([^\"]+)\"[[:space:]]*[]]") (codeLines file)));
 
   sharedRoot = toString root + "/adapter-shared/";
   # A file under benches/adapter-shared/<family>/: that family's directory.
