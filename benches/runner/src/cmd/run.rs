@@ -15,7 +15,7 @@ use crate::{export, run};
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// smoke (seconds, for tests), quick (minutes), full (publication) [default: quick].
+    /// smoke (minutes, for tests), quick (15 minutes), standard (every size, about an hour), full (publication) [default: quick].
     #[arg(long)]
     profile: Option<String>,
     /// Only these adapters (comma-separated ids from matrix.toml).

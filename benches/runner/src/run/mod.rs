@@ -157,7 +157,7 @@ pub fn run(mut opts: RunOptions, interrupted: Arc<AtomicBool>) -> Result<RunSumm
         path: &path,
         results: &results,
     };
-    let was_interrupted = schedule::run(&shared, schedule::groups(plan))?;
+    let was_interrupted = schedule::run(&shared, schedule::groups(plan, &setup.profile))?;
     let mut results = results.into_inner().expect("results");
     bar.finish_and_clear();
     plan::sort_in_plan_order(&mut results);

@@ -1,6 +1,9 @@
 //! Runs the plan: its cells in groups (the codec cells and the floor, then
 //! one group per bus), each group by one worker with its own bus session;
-//! `jobs` workers take groups at once. Inside a group every timed cell gets
+//! `jobs` workers take groups at once. With more than one worker each group
+//! is cut into `jobs` parts by adapter and the parts go longest first
+//! ([`groups`]): three buses on two workers would otherwise leave one
+//! worker measuring a whole bus alone at the end. Inside a group every timed cell gets
 //! its rounds interleaved with the other cells' (round 1 of every cell, then
 //! round 2, ...), and extra rounds go to the cells still wider than the
 //! profile's target ([`rounds`]). A cell is recorded, and the results file
@@ -49,8 +52,11 @@ pub struct Group<'a> {
     cells: Vec<Planned<'a>>,
 }
 
-/// The plan cut where its bus changes (the plan is bus-major).
-pub fn groups(plan: Vec<Planned<'_>>) -> Vec<Group<'_>> {
+/// The plan cut where its bus changes (the plan is bus-major); with `jobs`
+/// above 1, each of those cut again into `jobs` parts by adapter (an
+/// adapter's cells stay together, in plan order; each part has a bus
+/// session of its own), the parts longest first by [`cell_estimate`].
+pub fn groups<'a>(plan: Vec<Planned<'a>>, profile: &Profile) -> Vec<Group<'a>> {
     let mut groups: Vec<Group> = Vec::new();
     for cell in plan {
         let bus_id = cell.bus.map(|b| &b.id);
@@ -62,7 +68,53 @@ pub fn groups(plan: Vec<Planned<'_>>) -> Vec<Group<'_>> {
             }),
         }
     }
-    groups
+    let jobs = profile.jobs as usize;
+    if jobs <= 1 {
+        return groups;
+    }
+    let mut parts: Vec<(f64, Group)> = groups
+        .into_iter()
+        .flat_map(|g| split(g, jobs, profile))
+        .map(|g| (g.cells.iter().map(|c| cell_estimate(profile, c)).sum(), g))
+        .collect();
+    parts.sort_by(|a, b| b.0.total_cmp(&a.0)); // stable: equal parts keep plan order
+    parts.into_iter().map(|(_, g)| g).collect()
+}
+
+/// A group cut into at most `parts` groups of whole adapters, balanced by
+/// estimate (each adapter, heaviest first, to the lightest part so far).
+fn split<'a>(group: Group<'a>, parts: usize, profile: &Profile) -> Vec<Group<'a>> {
+    let mut adapters: Vec<(&str, f64)> = Vec::new();
+    for c in &group.cells {
+        let e = cell_estimate(profile, c);
+        match adapters.iter_mut().find(|(id, _)| *id == c.adapter.id) {
+            Some(a) => a.1 += e,
+            None => adapters.push((&c.adapter.id, e)),
+        }
+    }
+    if adapters.len() < 2 {
+        return vec![group];
+    }
+    let mut by_weight = adapters.clone();
+    by_weight.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let n = parts.min(adapters.len());
+    let mut load = vec![0.0_f64; n];
+    let mut part_of: HashMap<String, usize> = HashMap::new();
+    for (id, weight) in by_weight {
+        let lightest = (0..n).min_by(|&i, &j| load[i].total_cmp(&load[j])).expect("n >= 2");
+        load[lightest] += weight;
+        part_of.insert(id.to_string(), lightest);
+    }
+    let mut out: Vec<Group> = (0..n)
+        .map(|_| Group {
+            bus: group.bus,
+            cells: Vec::new(),
+        })
+        .collect();
+    for c in group.cells {
+        out[part_of[&c.adapter.id]].cells.push(c);
+    }
+    out
 }
 
 /// Seconds one round of a cell is expected to take (the progress bar's
@@ -302,4 +354,103 @@ impl Worker<'_> {
 
 pub fn to_ms(seconds: f64) -> u64 {
     (seconds * 1000.0).round() as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashSet;
+
+    use super::*;
+    use crate::matrix::Matrix;
+    use harness::results::Role;
+
+    fn repo_matrix() -> Matrix {
+        let dir = std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").into());
+        let path = Path::new(&dir).join("../../matrix.toml");
+        Matrix::parse(&std::fs::read_to_string(&path).unwrap(), &path).unwrap()
+    }
+
+    /// Codec cells of every adapter, then call/void and call/relation-set of
+    /// every adapter on each bus: the plan's bus-major order.
+    fn plan(m: &Matrix) -> Vec<Planned<'_>> {
+        let mut plan = Vec::new();
+        let cell = |a, s, bus| Planned {
+            adapter: a,
+            scenario: harness::scenario::find(s).unwrap(),
+            bus,
+            role: Role::Same,
+        };
+        for a in &m.adapters {
+            plan.push(cell(a, "marshal/mixed", None));
+        }
+        for bus in m.buses.iter().take(3) {
+            for a in &m.adapters {
+                plan.push(cell(a, "call/void", Some(bus)));
+                plan.push(cell(a, "call/relation-set", Some(bus)));
+            }
+        }
+        plan
+    }
+
+    fn keys(groups: &[Group]) -> Vec<(Option<String>, String, String)> {
+        let mut k: Vec<_> = groups
+            .iter()
+            .flat_map(|g| {
+                g.cells
+                    .iter()
+                    .map(|c| (c.bus.map(|b| b.id.clone()), c.adapter.id.clone(), c.scenario.id.clone()))
+            })
+            .collect();
+        k.sort();
+        k
+    }
+
+    #[test]
+    fn one_worker_keeps_one_group_per_bus_in_plan_order() {
+        let m = repo_matrix();
+        let quick = m.profile("standard").unwrap().clone();
+        assert_eq!(quick.jobs, 1);
+        let g = groups(plan(&m), &quick);
+        assert_eq!(g.len(), 4, "codec and three buses");
+        assert!(g[0].bus.is_none());
+        assert_eq!(g[1].bus.unwrap().id, m.buses[0].id);
+    }
+
+    #[test]
+    fn two_workers_get_each_bus_in_two_halves_of_whole_adapters_longest_first() {
+        let m = repo_matrix();
+        let mut profile = m.profile("quick").unwrap().clone();
+        profile.jobs = 2;
+        let whole = groups(plan(&m), &m.profile("standard").unwrap().clone());
+        let parts = groups(plan(&m), &profile);
+        assert_eq!(parts.len(), 8, "codec and three buses, each in two parts");
+        assert_eq!(keys(&parts), keys(&whole), "every cell once, none added");
+        for bus in m.buses.iter().take(3) {
+            let halves: Vec<_> = parts.iter().filter(|g| g.bus.is_some_and(|b| b.id == bus.id)).collect();
+            assert_eq!(halves.len(), 2);
+            let ids = |g: &Group| g.cells.iter().map(|c| c.adapter.id.clone()).collect::<HashSet<_>>();
+            assert!(
+                ids(halves[0]).is_disjoint(&ids(halves[1])),
+                "an adapter's cells stay in one part"
+            );
+            let n = |g: &Group| g.cells.len() as i64;
+            assert!((n(halves[0]) - n(halves[1])).abs() <= 2, "balanced by estimate");
+        }
+        let estimate = |g: &Group| g.cells.iter().map(|c| cell_estimate(&profile, c)).sum::<f64>();
+        assert!(
+            parts.windows(2).all(|w| estimate(&w[0]) >= estimate(&w[1])),
+            "longest first"
+        );
+        // Within a part, the plan's order: relation-set after void, per adapter.
+        for g in &parts {
+            for w in g.cells.windows(2) {
+                if w[0].adapter.id == w[1].adapter.id && w[0].bus.is_some() {
+                    assert_eq!(
+                        (w[0].scenario.id.as_str(), w[1].scenario.id.as_str()),
+                        ("call/void", "call/relation-set")
+                    );
+                }
+            }
+        }
+    }
 }

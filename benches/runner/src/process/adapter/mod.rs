@@ -263,12 +263,14 @@ mod tests {
 
     use super::*;
 
-    /// A stand-in adapter: a shell script that ignores its arguments.
+    /// A stand-in adapter: a shell script that ignores its arguments, in a
+    /// directory of its own (per test: tests run in parallel threads), which
+    /// goes with it.
     struct Script(PathBuf);
 
     impl Script {
         fn new(name: &str, body: &str) -> Script {
-            let dir = std::env::temp_dir().join(format!("dbus-matrix-adapter-test-{}", std::process::id()));
+            let dir = std::env::temp_dir().join(format!("dbus-matrix-adapter-test-{}-{name}", std::process::id()));
             std::fs::create_dir_all(&dir).unwrap();
             let path = dir.join(name);
             std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
@@ -279,7 +281,9 @@ mod tests {
 
     impl Drop for Script {
         fn drop(&mut self) {
-            let _ = std::fs::remove_file(&self.0);
+            if let Some(dir) = self.0.parent() {
+                let _ = std::fs::remove_dir_all(dir);
+            }
         }
     }
 
