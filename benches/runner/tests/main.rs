@@ -50,6 +50,7 @@ mod rounds;
 mod scaled_cells;
 mod sdbus_row;
 mod shared_build;
+mod site;
 mod spread;
 mod unavailable_in;
 mod writers;
