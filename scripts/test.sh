@@ -38,6 +38,8 @@ bash ../scripts/check-template.sh
 step "cargo nextest (profile ci, against the binaries just built)"
 cargo nextest run --cargo-profile ci --workspace --no-fail-fast
 cd ..
+step "the results site: built from docs/results, driven in headless Chromium from file:// (scripts/site.sh)"
+bash scripts/site.sh
 step "the flake's cargo-nextest check as the Nix build sandbox runs it (check layout, profile nix-sandbox, nobody, no network)"
 bash nix/tests/sandbox-nextest.sh
 step "offline Nix checks under the host's Nix (Debian 12: 2.8): parse, flake check against the model stubs, wiring, mutants, nixpkgs model, deadnix, nixpkgs-fmt"

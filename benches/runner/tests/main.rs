@@ -26,6 +26,7 @@ mod history;
 mod host_build;
 mod hostile_input;
 mod html_report;
+mod hydra_metrics;
 mod idle_connections;
 mod in_flight;
 mod instructions;

@@ -1,6 +1,6 @@
 //! `dbus-matrix site`: built from every committed results file (docs/results,
-//! subdirectories and old schemas included), it has a page per scenario and
-//! per run, fetches nothing, embeds `compare`'s own verdicts for a pair of
+//! subdirectories and old schemas included), it has a page per scenario, per
+//! library and per run, fetches nothing, embeds `compare`'s own verdicts for a pair of
 //! runs, charts the medians of the results files; a directory it did not
 //! write is refused, one it wrote is rebuilt. The browser half (console
 //! errors, the compare view picking runs) is scripts/site-browser-test.py.
@@ -92,6 +92,13 @@ fn the_committed_results_make_a_site() {
             .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
             .collect();
         assert!(pages.contains(&format!("s-{name}.html")), "no page for {s}");
+    }
+    let mut adapters = BTreeSet::new();
+    for f in &files {
+        adapters.extend(validate(f).adapters.iter().map(|a| a.id.clone()));
+    }
+    for a in &adapters {
+        assert!(pages.contains(&format!("l-{a}.html")), "no page for library {a}");
     }
     for n in 1..=files.len() {
         assert!(pages.contains(&format!("run-{n}.html")), "no run-{n}.html");

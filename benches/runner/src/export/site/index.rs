@@ -8,6 +8,7 @@
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
+use super::library;
 use super::model::{Run, Site};
 use super::page::page;
 use crate::export::html::esc;
@@ -49,7 +50,7 @@ pub fn render(site: &Site) -> String {
         for f in here {
             let _ = writeln!(
                 body,
-                "<h2 id=\"family-{0}\" data-scenario=\"{0}/\">Family <code>{0}</code> <span>· run <a href=\"{1}\">#{2}</a> {3}</span></h2>",
+                "<h2 id=\"family-{0}\">Family <code>{0}</code> <span>· run <a href=\"{1}\">#{2}</a> {3}</span></h2>",
                 esc(f),
                 Run::page(j),
                 j + 1,
@@ -61,6 +62,7 @@ pub fn render(site: &Site) -> String {
         }
     }
     scenario_list(site, &mut body);
+    library_list(site, &mut body);
     runs_table(site, &mut body);
     page(site, "dbus-matrix results", &body, "")
 }
@@ -100,9 +102,10 @@ fn family_table(site: &Site, t: &ReportTable, f: &str, out: &mut String) {
         let a = row.adapter;
         let _ = write!(
             out,
-            "<th class=\"lib\" data-lib=\"{}\" title=\"{}\">{}<small>{}</small></th>",
+            "<th class=\"lib\" data-lib=\"{}\" title=\"{}\"><a href=\"{}\">{}</a><small>{}</small></th>",
             esc(&a.id),
             esc(&a.id),
+            library::page_name(&a.id),
             esc(&a.library),
             esc(if a.baseline { "baseline" } else { &a.version })
         );
@@ -172,6 +175,19 @@ fn scenario_list(site: &Site, out: &mut String) {
             "<li data-scenario=\"{}\"><a href=\"{p}\">{}</a></li>",
             esc(s),
             esc(s)
+        );
+    }
+    out.push_str("</ul>\n");
+}
+
+fn library_list(site: &Site, out: &mut String) {
+    out.push_str("<h2 id=\"libraries\">Libraries over runs and versions</h2><ul class=\"scenarios\">");
+    for a in &site.adapters {
+        let _ = write!(
+            out,
+            "<li data-lib=\"{0}\"><a href=\"{1}\">{0}</a></li>",
+            esc(a),
+            library::page_name(a)
         );
     }
     out.push_str("</ul>\n");

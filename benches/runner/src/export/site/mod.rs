@@ -7,6 +7,7 @@
 //! - `s-<scenario>.html` ([`scenario`]): the figure over runs per bus, with
 //!   the interval as a band, `history`'s steps and not-like-for-like marks,
 //!   each beside its table;
+//! - `l-<adapter>.html` ([`library`]): a library over runs and its versions;
 //! - `compare.html` ([`compare`]): any two runs, `compare`'s verdicts;
 //! - `run-<n>.html`: each run's full report (`export::html`).
 //!
@@ -16,6 +17,7 @@
 mod chart;
 mod compare;
 mod index;
+mod library;
 mod model;
 mod page;
 mod scenario;
@@ -128,6 +130,9 @@ pub fn build(inputs: &[PathBuf], out: &Path, settings: Settings) -> Result<Built
     ];
     for (s, name) in &site.scenarios {
         pages.push((name.clone(), scenario::render(&site, s)));
+    }
+    for a in &site.adapters {
+        pages.push((library::page_name(a), library::render(&site, a)));
     }
     for (j, run) in site.runs.iter().enumerate() {
         pages.push((model::Run::page(j), crate::export::html::render(run.r)));

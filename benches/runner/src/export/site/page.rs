@@ -24,6 +24,7 @@ form.filter input, form.filter select { font: inherit; padding: 3px 6px; min-wid
 ul.scenarios { columns: 16em; padding-left: 1.2em; }
 svg.chart .band { opacity: .18; } svg.chart .step { stroke: #000; stroke-width: .8; }
 svg.chart .lfl { stroke: #b00; stroke-dasharray: 3 3; } svg.chart text.lfl { fill: #b00; stroke: none; }
+th.version-new { background: #fff3c4; }
 td.up { background: #f9e0de; } td.down { background: #e3f4e1; }
 td.v-regressed, td.v-broken, td.v-missing, td.v-dropped { color: #b00; font-weight: 600; }
 td.v-improved, td.v-fixed { color: #286e1f; font-weight: 600; }
@@ -71,7 +72,7 @@ pub fn page(site: &Site, title: &str, body: &str, script: &str) -> String {
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
          <title>{}</title>\n<style>{CSS}{SITE_CSS}</style>\n</head>\n<body>\n\
          <header class=\"site\"><b>dbus-matrix</b><nav><a href=\"index.html\">latest run</a>\
-         <a href=\"index.html#scenarios\">scenarios</a><a href=\"compare.html\">compare two runs</a>\
+         <a href=\"index.html#scenarios\">scenarios</a><a href=\"index.html#libraries\">libraries</a><a href=\"compare.html\">compare two runs</a>\
          <a href=\"index.html#runs\">runs and machines</a></nav></header>\n",
         esc(title)
     );

@@ -171,7 +171,12 @@ fn table(site: &Site, out: &mut String, series: &[&Series], xs: &[usize]) {
     out.push_str("</tr></thead><tbody>\n");
     for s in series {
         let key = key_of(s);
-        let _ = write!(out, "<tr data-lib=\"{}\"><th>{}</th>", esc(&s.adapter), esc(&s.adapter));
+        let _ = write!(
+            out,
+            "<tr data-lib=\"{0}\"><th><a href=\"{1}\">{0}</a></th>",
+            esc(&s.adapter),
+            super::library::page_name(&s.adapter)
+        );
         let mut last_version: Option<String> = None;
         for &j in xs {
             let p = &s.points[j];
