@@ -63,10 +63,14 @@ class Browser:
         self.inbox = queue.Queue()
         self.events = []
         threading.Thread(target=self._read, daemon=True).start()
-        target = self.call("Target.createTarget", {"url": "about:blank"})["targetId"]
-        self.session = self.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
-        for domain in ("Page", "Runtime", "Log"):
-            self.call(f"{domain}.enable", session=True)
+        try:
+            target = self.call("Target.createTarget", {"url": "about:blank"})["targetId"]
+            self.session = self.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+            for domain in ("Page", "Runtime", "Log"):
+                self.call(f"{domain}.enable", session=True)
+        except Exception:
+            self.close()  # no browser left behind when it does not answer
+            raise
 
     def _read(self):
         buf = b""
@@ -143,7 +147,8 @@ class Browser:
 
     def close(self):
         try:
-            self.call("Browser.close")
+            if self.proc.poll() is None:
+                self.call("Browser.close")
         except Exception:  # noqa: BLE001 - it may be gone already
             pass
         try:

@@ -25,6 +25,7 @@ ul.scenarios { columns: 16em; padding-left: 1.2em; }
 svg.chart .band { opacity: .18; } svg.chart .step { stroke: #000; stroke-width: .8; }
 svg.chart .lfl { stroke: #b00; stroke-dasharray: 3 3; } svg.chart text.lfl { fill: #b00; stroke: none; }
 th.version-new { background: #fff3c4; }
+table.over-runs tbody th, table.library tbody th { white-space: nowrap; }
 td.up { background: #f9e0de; } td.down { background: #e3f4e1; }
 td.v-regressed, td.v-broken, td.v-missing, td.v-dropped { color: #b00; font-weight: 600; }
 td.v-improved, td.v-fixed { color: #286e1f; font-weight: 600; }

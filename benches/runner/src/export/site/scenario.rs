@@ -39,7 +39,7 @@ pub fn render(site: &Site, scenario: &str) -> String {
          ▲/▼: a step (slower/faster) by <code>history</code>'s rule: more than {:.1}% from the level since the last \
          step and a significant change from the previous run (α = {}). A dashed red line (≠) marks a run that is not \
          like for like with the one before it (another machine, kernel, toolchain, bus daemon or placement); the \
-         table below each chart lists the same figures.</p>",
+         table beside each chart (below it on a narrow screen) lists the same figures.</p>",
         esc(scenario),
         esc(&summary),
         site.settings.threshold * 100.0,
