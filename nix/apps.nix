@@ -27,7 +27,8 @@ let
 
   # `nix run .#vm-bench [-- vm-dbus-daemon ...]`: the full profile inside the
   # NixOS VM of each bus (default: all), run by the VM test driver outside the
-  # sandbox (needs KVM); results copied to ./results/<test>/.
+  # sandbox (needs KVM); results copied to ./results/<test>/, with the test's
+  # nix-support/hydra-metrics (a line per ok cell, for Hydra).
   vmBench = pkgs.writeShellApplication {
     name = "dbus-matrix-vm-bench";
     runtimeInputs = [ pkgs.coreutils ];
@@ -51,6 +52,11 @@ let
         mkdir -p "results/$test"
         if [ -d "$work/dbus-matrix-results" ]; then
           cp -r "$work/dbus-matrix-results/." "results/$test/"
+        fi
+        # The test's $out/nix-support/hydra-metrics: a line per ok cell.
+        if [ -f "$work/nix-support/hydra-metrics" ]; then
+          mkdir -p "results/$test/nix-support"
+          cp "$work/nix-support/hydra-metrics" "results/$test/nix-support/hydra-metrics"
         fi
         rm -rf "$work"
         if [ "$status" -ne 0 ]; then

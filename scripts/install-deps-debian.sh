@@ -9,7 +9,8 @@
 #            gcc (the libdbus C adapter builds itself with cc),
 #            ruby-dbus (the ruby-dbus-0.16 program adapter, with Debian's ruby)
 #   tests:   valgrind (instruction counts), nix-bin (offline flake evaluation), chromium
-#            (headless, renders the HTML report), deadnix and nixpkgs-fmt (cargo),
+#            (headless, renders the HTML report; scripts/site-browser-test.py drives the
+#            results site over its DevTools pipe, Python's standard library only), deadnix and nixpkgs-fmt (cargo),
 #            critcmp (cargo; reads `report --format critcmp` in tests),
 #            cargo-nextest (if the machine lacks it), the real D-Bus clients the
 #            server test drives: gdbus (libglib2.0-bin), busctl (systemd), dbus-send (dbus-bin)

@@ -40,6 +40,8 @@ cargo nextest run --cargo-profile ci --workspace --no-fail-fast
 cd ..
 step "docs/benchmarking.md's profile table is what scripts/profile-table.py makes of the committed runs"
 python3 scripts/profile-table.py --runner benches/target/ci/dbus-matrix --check
+step "the results site: built from docs/results, driven in headless Chromium from file:// (scripts/site.sh)"
+bash scripts/site.sh
 step "the flake's cargo-nextest check as the Nix build sandbox runs it (check layout, profile nix-sandbox, nobody, no network)"
 bash nix/tests/sandbox-nextest.sh
 step "offline Nix checks under the host's Nix (Debian 12: 2.8): parse, flake check against the model stubs, wiring, mutants, nixpkgs model, deadnix, nixpkgs-fmt"

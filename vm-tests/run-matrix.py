@@ -7,6 +7,9 @@
 # it (nix/tests/vm_shim.py).
 
 RESULTS = "/tmp/dbus-matrix-results"
+# Copied to $out/nix-support/hydra-metrics (copy_from_vm keeps the last name):
+# Hydra plots its lines per job over evaluations.
+SUPPORT = "/tmp/dbus-matrix-hydra/nix-support"
 DAEMONS = {"dbus": "dbus-daemon", "broker": "dbus-broker"}
 STATUSES = {"ok", "unsupported", "failed"}
 # How an adapter says it cannot run as root (tokio-dbus-0.2: "cannot
@@ -163,3 +166,10 @@ problems = check_results(results, params)
 if problems:
     raise Exception("results file " + files[0] + ":\n  " + "\n  ".join(problems))
 print(f"{files[0]}: {len(results['cells'])} cells, schema_version {results['schema_version']}, all statuses valid")
+
+# A checked run only: `NAME VALUE UNIT` per ok cell (median ns, instructions).
+machine.succeed(
+    f"rm -rf {SUPPORT} && mkdir -p {SUPPORT}"
+    f" && dbus-matrix report {files[0]} --format hydra-metrics > {SUPPORT}/hydra-metrics"
+)
+machine.copy_from_vm(SUPPORT, "")

@@ -374,6 +374,10 @@ step "mutant: an adapter's own files are all of benches/" \
   mutant nix/package-source.nix 's|fileset = lib.fileset.unions (compiled dir);|fileset = root;|'
 step "mutant: the VM checks run the runner that records self.rev" \
   mutant vm-tests/default.nix 's|runnerPackage = runner.forChecks;|runnerPackage = runner.default;|'
+step "mutant: the VM checks write no nix-support/hydra-metrics" \
+  mutant vm-tests/run-matrix.py 's|--format hydra-metrics|--format json|'
+step "mutant: vm-bench leaves the VM tests' hydra-metrics behind" \
+  mutant nix/apps.nix 's|cp "$work/nix-support/hydra-metrics"|true "$work/nix-support/hydra-metrics"|'
 step "mutant: the VM checks' parameters carry self.rev" \
   mutant vm-tests/default.nix 's|revision = runner.checkRevision;|inherit revision;|'
 step "mutant: the checks build in release" \

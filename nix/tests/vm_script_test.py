@@ -26,6 +26,7 @@ import copy
 import json
 import os
 import pathlib
+import re
 import shutil
 import subprocess
 import sys
@@ -311,6 +312,14 @@ def main():
             base = copy.deepcopy(results)
             if not ok:
                 continue
+            # What Hydra plots: $out/nix-support/hydra-metrics, a line per ok cell (and
+            # per instruction count), names and units in Hydra's alphabet.
+            metrics = work / f"out-{test}" / "nix-support/hydra-metrics"
+            lines = metrics.read_text().splitlines() if metrics.is_file() else []
+            ok_cells = sum(c["status"] == "ok" for c in results["cells"])
+            shaped = all(re.fullmatch(r"[A-Za-z0-9._-]+ [0-9]+\.[0-9] (ns|instructions)", line) for line in lines)
+            report(ok_cells > 0 and len([l for l in lines if l.endswith(" ns")]) == ok_cells and shaped,
+                   f"{test}: $out/nix-support/hydra-metrics: {len(lines)} lines for {ok_cells} ok cells, in Hydra's alphabet")
             running = DAEMONS[p["implementation"]]
             other = next(d for d in DAEMONS.values() if d != running)
 

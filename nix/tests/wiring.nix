@@ -241,7 +241,7 @@ let
           (apps.dbus-matrix.type == "app")
           (apps.dbus-matrix.program == "${default}/bin/dbus-matrix")
         ]))
-        (c "apps.vm-bench runs the driver of a full-profile VM test per bus with nixos_implementation" (allOf [
+        (c "apps.vm-bench runs the driver of a full-profile VM test per bus with nixos_implementation, keeps its hydra-metrics" (allOf [
           (apps.vm-bench.type == "app")
           (apps.vm-bench.program == "${checks.app-vm-bench}/bin/dbus-matrix-vm-bench")
           (sameSet (attrNames checks.app-vm-bench.tests) (map (b: "vm-${b.id}") nixosBuses))
@@ -254,6 +254,8 @@ let
                 (hasInfix "${t.driver}/bin/nixos-test-driver" checks.app-vm-bench.stubArgs.text)
               ])
             nixosBuses)
+          # Hydra's metrics of each VM test's $out come out with the results.
+          (hasInfix "cp \"$work/nix-support/hydra-metrics\" \"results/$test/nix-support/hydra-metrics\"" checks.app-vm-bench.stubArgs.text)
         ]))
       ];
 
@@ -264,7 +266,7 @@ let
             machine = t.stubArgs.nodes.machine;
             policy = builtins.head machine.services.dbus.packages;
           in
-          c "VM test vm-${bus.id}: services.dbus.implementation = ${bus.nixos_implementation}, policy, smoke profile, fixed size" (allOf [
+          c "VM test vm-${bus.id}: services.dbus.implementation = ${bus.nixos_implementation}, policy, smoke profile, fixed size, nix-support/hydra-metrics" (allOf [
             (t != null)
             (t.stubKind == "testers.runNixOSTest")
             (machine.services.dbus.implementation == bus.nixos_implementation)
@@ -296,6 +298,10 @@ let
             (hasInfix "--system-bus" t.stubArgs.testScript)
             (hasInfix "copy_from_vm" t.stubArgs.testScript)
             (hasInfix "schema_version" t.stubArgs.testScript)
+            # $out/nix-support/hydra-metrics from the checked results file (issue 33).
+            (hasInfix "--format hydra-metrics > {SUPPORT}/hydra-metrics" t.stubArgs.testScript)
+            (hasInfix "SUPPORT = \"/tmp/dbus-matrix-hydra/nix-support\"" t.stubArgs.testScript)
+            (hasInfix "machine.copy_from_vm(SUPPORT, \"\")" t.stubArgs.testScript)
           ]))
         nixosBuses
       ++ [

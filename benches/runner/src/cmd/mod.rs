@@ -11,6 +11,7 @@ mod list;
 mod list_families;
 mod report;
 mod run;
+mod site;
 mod spread;
 mod verify;
 
@@ -67,6 +68,9 @@ pub enum Cmd {
     /// digests, introspection XML, the adapter command line) for the programs in
     /// other languages: benches/programs/canon.json, or its C header.
     Canon(canon::Args),
+    /// A static site of many runs (directories walked): the newest headline tables,
+    /// each scenario over runs, any two runs compared. Works from file://, fetches nothing.
+    Site(site::Args),
 }
 
 impl Cmd {
@@ -82,6 +86,7 @@ impl Cmd {
             Cmd::BuildTimes(args) => build_times::exec(args, ctx),
             Cmd::Interop(args) => interop::exec(args, ctx),
             Cmd::Canon(args) => canon::exec(args),
+            Cmd::Site(args) => site::exec(args),
         }
     }
 

@@ -5,9 +5,11 @@ pub mod bmf;
 pub mod critcmp;
 pub mod csv;
 pub mod html;
+pub mod hydra_metrics;
 pub mod json;
 pub mod markdown;
 pub mod model;
+pub mod site;
 #[cfg(test)]
 pub mod test_fixtures;
 
@@ -24,6 +26,8 @@ pub enum Format {
     Html,
     /// A critcmp baseline (`critcmp --export` JSON): `critcmp old.json new.json` compares two runs.
     Critcmp,
+    /// Hydra's nix-support/hydra-metrics: `NAME VALUE UNIT` per ok cell (median ns, instructions).
+    HydraMetrics,
 }
 
 pub fn render(r: &ResultsFile, format: Format) -> String {
@@ -34,5 +38,6 @@ pub fn render(r: &ResultsFile, format: Format) -> String {
         Format::Bmf => bmf::render(r),
         Format::Html => html::render(r),
         Format::Critcmp => critcmp::render(r, &critcmp::default_baseline(r)),
+        Format::HydraMetrics => hydra_metrics::render(r),
     }
 }

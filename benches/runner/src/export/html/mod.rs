@@ -12,7 +12,7 @@ mod escape;
 mod idle_connections;
 mod interop;
 mod style;
-mod svg;
+pub(crate) mod svg;
 mod tables;
 
 use std::fmt::Write;
@@ -21,7 +21,7 @@ use harness::results::ResultsFile;
 
 use super::model::report::Report;
 use super::model::table::Notes;
-use style::CSS;
+pub use style::CSS;
 
 pub use escape::esc;
 
