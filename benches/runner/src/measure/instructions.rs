@@ -65,7 +65,7 @@ pub fn count(bin: &Path, scenario: &str, scratch: &Path, timeout: Duration, inte
 
 /// The instruction total of a callgrind output file (`totals:` or, from
 /// older versions, `summary:`; the first event is Ir).
-fn totals(text: &str) -> Option<u64> {
+pub(crate) fn totals(text: &str) -> Option<u64> {
     let line = text
         .lines()
         .find(|l| l.starts_with("totals:"))
