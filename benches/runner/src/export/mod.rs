@@ -8,6 +8,7 @@ pub mod html;
 pub mod json;
 pub mod markdown;
 pub mod model;
+pub mod portable;
 #[cfg(test)]
 pub mod test_fixtures;
 
