@@ -51,6 +51,7 @@ mod roles;
 mod rounds;
 mod scaled_cells;
 mod sdbus_row;
+mod second_machine;
 mod shared_build;
 mod spread;
 mod unavailable_in;

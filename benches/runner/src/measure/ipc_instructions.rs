@@ -20,7 +20,7 @@ use harness::ipc::Transport;
 use harness::results::{CountMethod, IpcInstructions, ProcessInstructions};
 
 use super::costs::Participant;
-use super::instructions::totals;
+use super::instructions::{self, totals};
 use crate::process::adapter::Running;
 
 /// Operations in the counted window: a fixed number, so that the window's
@@ -61,9 +61,13 @@ impl Callgrind {
         Ok(Callgrind { dir: dir.to_path_buf() })
     }
 
-    /// valgrind and its options: a program to run a process under.
+    /// valgrind and its options: a program to run a process under. Without
+    /// `GLIBC_TUNABLES` ([`instructions::UNSET`]).
     pub fn wrapper(&self) -> Vec<OsString> {
         vec![
+            "env".into(),
+            "-u".into(),
+            instructions::UNSET.into(),
             "valgrind".into(),
             "--tool=callgrind".into(),
             "--vgdb=yes".into(),
