@@ -7,9 +7,10 @@
 //! - callgrind instructions of a codec cell: identical (one process, one
 //!   thread, a fixed count);
 //! - callgrind instructions per process of an IPC cell of a single-threaded
-//!   library (rustbus-0.19, dbus-0.9): within [`IPC_BOUND`] (reruns on one
-//!   machine moved them by up to 0.44%: how often a process wakes inside the
-//!   window is the scheduler's; docs/benchmarking.md).
+//!   library (rustbus-0.19, dbus-0.9): within [`IPC_BOUND`], 2% (measured
+//!   with this mask and placement: 0.61% at worst, dbus-0.9's server in
+//!   call/in-int; how often a process wakes inside the window is the
+//!   scheduler's; docs/benchmarking.md).
 //!
 //! Times are not compared: they are machine-bound.
 
@@ -22,7 +23,7 @@ const ADAPTERS: &str = "rustbus-0.19,dbus-0.9";
 const SCENARIOS: &str = "marshal/mixed,call/void";
 /// The relative difference allowed between the two "machines" for an IPC
 /// process's callgrind count.
-const IPC_BOUND: f64 = 0.01;
+const IPC_BOUND: f64 = 0.02;
 const MASK: &str = "glibc.cpu.hwcaps=-AVX2,-AVX512F,-ERMS,-AVX_Fast_Unaligned_Load";
 
 type Figures = BTreeMap<String, f64>;
@@ -121,7 +122,7 @@ fn portable_figures_survive_another_cpu_dispatch_and_placement() {
 #[test]
 fn the_bound_catches_a_moved_count() {
     let a: Figures = [("x client".to_string(), 10_000.0)].into();
-    let b: Figures = [("x client".to_string(), 10_200.0)].into();
+    let b: Figures = [("x client".to_string(), 10_250.0)].into();
     assert_eq!(beyond(&a, &b, IPC_BOUND).len(), 1);
     assert!(beyond(&a, &a, IPC_BOUND).is_empty());
 }
