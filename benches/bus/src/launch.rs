@@ -188,7 +188,14 @@ pub(crate) fn start(kind: BusKind, opts: &BusOptions) -> Result<RunningBus, BusE
             let listen = (kind == BusKind::DbusDaemon).then_some(address.as_str());
             text = config::render("system", listen, uid, opts);
             config::write(&config_path, &text)?;
-            cmd = Command::new(&program);
+            cmd = match opts.wrapper.split_first() {
+                Some((wrapper, args)) => {
+                    let mut c = Command::new(wrapper);
+                    c.args(args).arg(&program);
+                    c
+                }
+                None => Command::new(&program),
+            };
             if kind == BusKind::DbusDaemon {
                 cmd.arg(format!("--config-file={}", config_path.display()))
                     .arg("--nofork");

@@ -139,6 +139,10 @@ pub struct BusOptions {
     pub services: Vec<String>,
     /// How long to wait for the daemon to answer Hello.
     pub ready_timeout: Duration,
+    /// A program (and its arguments) the daemon runs under, e.g. valgrind's
+    /// callgrind; empty: none. dbus-daemon and busd only (dbus-broker runs
+    /// through a launcher in a user namespace, and ignores it).
+    pub wrapper: Vec<std::ffi::OsString>,
 }
 
 impl Default for BusOptions {
@@ -147,6 +151,7 @@ impl Default for BusOptions {
             name_prefix: "io.killing.spark".into(),
             services: Vec::new(),
             ready_timeout: Duration::from_secs(20),
+            wrapper: Vec::new(),
         }
     }
 }

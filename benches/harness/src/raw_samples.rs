@@ -115,6 +115,7 @@ impl BenchResult {
             verification_notes: raw.verification_notes,
             floor_ratio: None,
             costs: None,
+            ipc_instructions: None,
             cut: raw.cut,
             placement: None,
             connection_memory: None,

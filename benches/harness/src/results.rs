@@ -8,12 +8,15 @@
 //! --resume` requires (files of version 1 are read, not resumed).
 
 mod costs;
+mod instructions;
+pub mod portability;
 
 use serde::{Deserialize, Serialize};
 
 pub use crate::raw_samples::{BenchResult, RawMeasurement, RawSample, RawSampleError};
 pub use crate::roles::{InteropCheck, InteropPair, InteropStatus, InteropTable, Role, RolesPlan};
 pub use costs::{ConnectionMemory, IpcCosts, ProcessCost};
+pub use instructions::{CountMethod, IpcInstructions, ProcessInstructions};
 
 pub const SCHEMA_VERSION: u32 = 2;
 /// Written into every results file so that foreign JSON is recognised.
@@ -122,6 +125,10 @@ pub struct Measurement {
     /// over a separate window of operations after timing (set by the runner).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub costs: Option<IpcCosts>,
+    /// IPC cells under `run --instructions`: instructions per operation of
+    /// each process, over their own window (set by the runner).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ipc_instructions: Option<IpcInstructions>,
     /// Why the timing was cut short (one operation over the profile's cell
     /// budget was timed once): the figure is one sample, not an estimate.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -12,7 +12,10 @@
 //! significant change is a regression or an improvement only when the ratio
 //! of medians is beyond `threshold`.
 //! Instructions per operation are deterministic: any difference is real, and
-//! the threshold alone decides the verdict.
+//! the threshold alone decides the verdict; so for the other portable counts
+//! (allocations, every process's instructions of an IPC cell, bus messages).
+//! Between different machines only those are judged
+//! ([`crate::analyze::compare_portable`]).
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -20,6 +23,7 @@ use std::fmt::Write;
 use harness::results::{Cell, CellKey, CellStatus, Outcome, ResultsFile, Role, WallTime};
 use serde::Serialize;
 
+use crate::analyze::compare_portable::{self as portable, machines_differ};
 use crate::analyze::stats::{self, Direction, Significance};
 use crate::export::model::table;
 
@@ -92,7 +96,11 @@ pub struct CellComparison {
     pub wall_median_ns: Option<Metric>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub instructions_per_op: Option<Metric>,
-    /// The worst of the metric verdicts, or the status change.
+    /// The other portable counts, by name ([`portable::PORTABLE`]).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub portable: BTreeMap<&'static str, Metric>,
+    /// The worst of the metric verdicts judged (the wall time's only on one
+    /// machine), or the status change.
     pub verdict: Verdict,
 }
 
@@ -107,6 +115,8 @@ pub struct Comparison {
     /// What differs between the two runs besides the code under test
     /// (library versions, machine, toolchain, profile, bus daemons).
     pub differences: Vec<String>,
+    /// The runs are from different machines: verdicts judge portable figures only.
+    pub portable_only: bool,
     pub cells: Vec<CellComparison>,
 }
 
@@ -139,9 +149,18 @@ pub fn compare(old: &ResultsFile, new: &ResultsFile, opts: &CompareOptions) -> a
     let mut keys: Vec<&CellKey> = old_cells.keys().chain(new_cells.keys()).collect();
     keys.sort();
     keys.dedup();
+    let portable_only = machines_differ(old, new);
     let cells = keys
         .into_iter()
-        .map(|k| compare_cell(k, old_cells.get(k).copied(), new_cells.get(k).copied(), opts))
+        .map(|k| {
+            compare_cell(
+                k,
+                old_cells.get(k).copied(),
+                new_cells.get(k).copied(),
+                opts,
+                portable_only,
+            )
+        })
         .collect();
     Ok(Comparison {
         old_revision: old.run.revision.clone(),
@@ -150,6 +169,7 @@ pub fn compare(old: &ResultsFile, new: &ResultsFile, opts: &CompareOptions) -> a
         alpha: opts.alpha,
         allow_missing: opts.allow_missing,
         differences: differences(old, new),
+        portable_only,
         cells,
     })
 }
@@ -172,7 +192,13 @@ fn check_filters(old: &ResultsFile, new: &ResultsFile, opts: &CompareOptions) ->
     check(&opts.buses, "bus", &|c, n| c.bus.as_deref() == Some(n))
 }
 
-fn compare_cell(key: &CellKey, old: Option<&Cell>, new: Option<&Cell>, opts: &CompareOptions) -> CellComparison {
+fn compare_cell(
+    key: &CellKey,
+    old: Option<&Cell>,
+    new: Option<&Cell>,
+    opts: &CompareOptions,
+    portable_only: bool,
+) -> CellComparison {
     let CellKey {
         adapter,
         scenario,
@@ -188,6 +214,7 @@ fn compare_cell(key: &CellKey, old: Option<&Cell>, new: Option<&Cell>, opts: &Co
         new_status: new.map(Cell::status),
         wall_median_ns: None,
         instructions_per_op: None,
+        portable: BTreeMap::new(),
         verdict: Verdict::Changed,
     };
     let (Some(o), Some(n)) = (old, new) else {
@@ -207,9 +234,19 @@ fn compare_cell(key: &CellKey, old: Option<&Cell>, new: Option<&Cell>, opts: &Co
             if let (Some(a), Some(b)) = (om.instructions_per_op, nm.instructions_per_op) {
                 out.instructions_per_op = Some(exact_metric(a, b, opts.threshold));
             }
-            [&out.wall_median_ns, &out.instructions_per_op]
+            for f in portable::PORTABLE {
+                if let (Some(a), Some(b)) = ((f.value)(om), (f.value)(nm)) {
+                    out.portable.insert(f.name, exact_metric(a, b, opts.threshold));
+                }
+            }
+            let wall = out
+                .wall_median_ns
+                .as_ref()
+                .filter(|_| portable::judges_time(portable_only));
+            [wall, out.instructions_per_op.as_ref()]
                 .into_iter()
                 .flatten()
+                .chain(out.portable.values())
                 .map(|m| m.verdict)
                 .min()
                 .unwrap_or(Verdict::Unchanged)
@@ -367,6 +404,9 @@ pub fn markdown(c: &Comparison) -> String {
             stats::ROUND_INTERVALS
         );
     }
+    if c.portable_only {
+        let _ = writeln!(s, "{}\n", portable::PORTABLE_ONLY_NOTE);
+    }
     if !c.differences.is_empty() {
         let _ = writeln!(s, "Not like for like — these differ between the runs:\n");
         for d in &c.differences {
@@ -396,9 +436,11 @@ pub fn markdown(c: &Comparison) -> String {
                 String::new(),
             ),
         };
+        // A codec cell's count, else the IPC cell's processes together.
         let instr = r
             .instructions_per_op
             .as_ref()
+            .or_else(|| r.portable.get("ipc_instructions_per_op"))
             .map(|m| format!("{:.0} → {:.0} ({:.3}×)", m.old, m.new, m.ratio))
             .unwrap_or_default();
         let _ = writeln!(

@@ -58,8 +58,9 @@ pub struct Args {
     /// CPU placement of IPC cells: `one-cpu` (client, server and bus of a cell on one CPU), `none` (unpinned), or `client=0,server=1,bus=1` [default: the profile's `placement`]
     #[arg(long)]
     pin: Option<String>,
-    /// Also count instructions per operation of marshal/demarshal cells
-    /// under valgrind's callgrind (machine-independent; needs valgrind).
+    /// Also count instructions per operation under valgrind's callgrind
+    /// (portable between machines; needs valgrind): marshal/demarshal cells,
+    /// and every process of IPC cells (client, server, subscribers, bus).
     #[arg(long)]
     instructions: bool,
     /// Which sides of `call/*` cells to measure (comma-separated): `same`

@@ -82,6 +82,7 @@ pub fn render(r: &ResultsFile) -> String {
         let _ = writeln!(out, "Adapter binaries, code and data: {}\n", sizes.join(", "));
     }
     runtimes(&report, &mut out);
+    out.push_str(&super::portable::markdown(r));
     let mut notes = Notes::default();
     for t in &report.tables {
         match &t.table.group {

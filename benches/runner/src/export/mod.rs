@@ -9,6 +9,7 @@ pub mod hydra_metrics;
 pub mod json;
 pub mod markdown;
 pub mod model;
+pub mod portable;
 pub mod site;
 #[cfg(test)]
 pub mod test_fixtures;

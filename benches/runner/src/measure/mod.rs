@@ -5,3 +5,4 @@
 pub mod binsize;
 pub mod costs;
 pub mod instructions;
+pub mod ipc_instructions;

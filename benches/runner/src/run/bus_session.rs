@@ -5,6 +5,7 @@
 //! lives exactly as long as the plan stays on its bus ([`CurrentBus`]).
 
 use std::collections::HashMap;
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -30,6 +31,9 @@ enum Medium {
     },
     P2p,
 }
+
+/// How long a server has to print READY (under callgrind too).
+const SERVER_READY: Duration = Duration::from_secs(30);
 
 /// The id cells get with `--system-bus`.
 pub const SYSTEM_BUS: &str = "system";
@@ -89,6 +93,9 @@ pub struct BusSession {
     placement: Placement,
     /// The runner's own match rules of `signal/match-rules/*` cells.
     rules: Option<HeldRules>,
+    /// What servers, subscribers and the bus daemon run under (valgrind's
+    /// callgrind for `run --instructions`); empty: nothing.
+    wrapper: Vec<OsString>,
 }
 
 /// The well-known name adapter `id`'s server owns (all servers share a bus).
@@ -116,6 +123,18 @@ impl BusSession {
         scratch: &Path,
         placement: Placement,
     ) -> anyhow::Result<BusSession> {
+        BusSession::start_under(entry, adapters, scratch, placement, Vec::new())
+    }
+
+    /// [`BusSession::start`] with every process it starts under `wrapper`
+    /// (a private dbus-daemon or busd, servers, subscribers).
+    pub fn start_under(
+        entry: &BusEntry,
+        adapters: &[&AdapterEntry],
+        scratch: &Path,
+        placement: Placement,
+        wrapper: Vec<OsString>,
+    ) -> anyhow::Result<BusSession> {
         let (medium, description) = if entry.id == "p2p" {
             (Medium::P2p, "peer to peer: no bus".to_string())
         } else if entry.id == SYSTEM_BUS {
@@ -126,6 +145,7 @@ impl BusSession {
             let kind: bus::BusKind = entry.id.parse()?;
             let opts = bus::BusOptions {
                 services: adapters.iter().map(|a| service_name(&a.id)).collect(),
+                wrapper: wrapper.clone(),
                 ..bus::BusOptions::default()
             };
             let running = bus::start(kind, &opts)?;
@@ -147,6 +167,7 @@ impl BusSession {
             description,
             placement,
             rules: None,
+            wrapper,
         })
     }
 
@@ -196,7 +217,7 @@ impl BusSession {
                 transport: transport.clone(),
             };
             let what = format!("the {} server", adapter.id);
-            Running::start_ready(bin, &serve, self.placement.server, what, Duration::from_secs(30))
+            Running::start_ready_under(&self.wrapper, bin, &serve, self.placement.server, what, SERVER_READY)
         });
         let alive = match entry {
             Ok(s) => s.check_alive(),
@@ -294,7 +315,14 @@ impl BusSession {
             ack_fifo: fifo.clone(),
         });
         let what = format!("the {} subscribers", adapter.id);
-        let s = Running::start_ready(bin, &subscribe, self.placement.server, what, Duration::from_secs(120))?;
+        let s = Running::start_ready_under(
+            &self.wrapper,
+            bin,
+            &subscribe,
+            self.placement.server,
+            what,
+            Duration::from_secs(120),
+        )?;
         Ok(Some((s, fifo)))
     }
 }

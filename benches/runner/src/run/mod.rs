@@ -73,7 +73,8 @@ pub struct RunOptions {
     pub progress: bool,
     /// `--pin`, or the resumed file's placement; `None`: the profile's.
     pub placement: Option<PlacementPolicy>,
-    /// Also count instructions per operation of codec cells under callgrind.
+    /// Also count instructions per operation under callgrind: codec cells,
+    /// and every process of IPC cells.
     pub instructions: bool,
     /// `--roles` (empty: the profile's, or `same`).
     pub roles: Vec<Role>,

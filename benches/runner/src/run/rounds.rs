@@ -96,6 +96,7 @@ mod tests {
             verification_notes: vec![format!("note {median}")],
             floor_ratio: None,
             costs: None,
+            ipc_instructions: None,
             cut: None,
             placement: None,
             connection_memory: None,

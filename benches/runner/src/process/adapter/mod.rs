@@ -8,6 +8,7 @@ mod binary;
 
 pub use binary::*;
 
+use std::ffi::OsString;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::process::CommandExt;
 use std::path::Path;
@@ -37,7 +38,20 @@ fn adapter_env(cmd: &mut Command) {
 
 /// The process of `command` in the adapter binary `bin`, on `cpu` if given.
 fn process(bin: &Path, command: &AdapterCommand, cpu: Option<usize>) -> Command {
-    let mut cmd = Command::new(bin);
+    process_under(&[], bin, command, cpu)
+}
+
+/// As [`process`], under `wrapper` (a program and its arguments, e.g.
+/// valgrind's) when it is not empty.
+fn process_under(wrapper: &[OsString], bin: &Path, command: &AdapterCommand, cpu: Option<usize>) -> Command {
+    let mut cmd = match wrapper.split_first() {
+        Some((program, args)) => {
+            let mut c = Command::new(program);
+            c.args(args).arg(bin);
+            c
+        }
+        None => Command::new(bin),
+    };
     cmd.args(command.to_args());
     adapter_env(&mut cmd);
     placement::pin_command(&mut cmd, cpu);
@@ -100,7 +114,19 @@ impl Running {
         what: String,
         talk: bool,
     ) -> Result<Running, String> {
-        let mut cmd = process(bin, command, cpu);
+        Running::start_under(&[], bin, command, cpu, what, talk)
+    }
+
+    /// [`Running::start`] under `wrapper` (see [`process_under`]).
+    pub fn start_under(
+        wrapper: &[OsString],
+        bin: &Path,
+        command: &AdapterCommand,
+        cpu: Option<usize>,
+        what: String,
+        talk: bool,
+    ) -> Result<Running, String> {
+        let mut cmd = process_under(wrapper, bin, command, cpu);
         cmd.stdin(if talk { Stdio::piped() } else { Stdio::null() })
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -130,15 +156,17 @@ impl Running {
         })
     }
 
-    /// Starts `command` and waits up to `timeout` for it to print READY.
-    pub fn start_ready(
+    /// Starts `command` under `wrapper` (see [`process_under`]; empty:
+    /// none) and waits up to `timeout` for it to print READY.
+    pub fn start_ready_under(
+        wrapper: &[OsString],
         bin: &Path,
         command: &AdapterCommand,
         cpu: Option<usize>,
         what: String,
         timeout: Duration,
     ) -> Result<Running, String> {
-        let mut running = Running::start(bin, command, cpu, what, false)?;
+        let mut running = Running::start_under(wrapper, bin, command, cpu, what, false)?;
         let never = AtomicBool::new(false);
         match running.wait_line(contract::READY, timeout, &never) {
             Ok(()) => Ok(running),
@@ -301,7 +329,8 @@ mod tests {
     #[test]
     fn a_process_that_dies_before_ready_says_why() {
         let s = Script::new("dies", "echo first >&2; echo 'no socket' >&2; exit 1");
-        let err = Running::start_ready(
+        let err = Running::start_ready_under(
+            &[],
             &s.0,
             &AdapterCommand::List,
             None,
@@ -317,7 +346,8 @@ mod tests {
     fn a_silent_process_times_out_and_is_killed() {
         let s = Script::new("silent", "echo $$ > \"$0.pid\"; exec sleep 30");
         let started = Instant::now();
-        let err = Running::start_ready(
+        let err = Running::start_ready_under(
+            &[],
             &s.0,
             &AdapterCommand::List,
             None,

@@ -61,6 +61,7 @@ pub fn measure(
         verification_notes: vec!["timed from outside: process start to exit, including exec".into()],
         floor_ratio: None,
         costs,
+        ipc_instructions: None,
         cut: None,
         placement: None,
         connection_memory: None,

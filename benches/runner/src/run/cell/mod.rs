@@ -13,6 +13,7 @@ mod bench;
 mod cold_start;
 mod costs;
 mod held_memory;
+mod ipc_instructions;
 mod parallel_clients;
 
 pub use bench::round;
@@ -115,7 +116,7 @@ pub fn decided<'a>(
 /// once, after timing, when the run asks for them.
 pub fn finish(ctx: &CellContext, cell: &Planned, adapter: &RunAdapter, outcome: Outcome, elapsed: Duration) -> Cell {
     let outcome = match outcome {
-        Outcome::Ok(m) if ctx.instructions => count_instructions(ctx, cell, &adapter.bin, m),
+        Outcome::Ok(m) if ctx.instructions => count_instructions(ctx, cell, adapter, m),
         other => other,
     };
     to_cell(cell, outcome, elapsed)
@@ -171,13 +172,17 @@ fn placement_of(ctx: &CellContext, cell: &Planned) -> String {
     }
 }
 
-/// Adds instructions per operation to a measured codec cell (IPC cells
-/// involve other processes, which callgrind does not follow); a failure to
-/// count fails the cell, since the run was asked for instructions.
-fn count_instructions(ctx: &CellContext, cell: &Planned, bin: &Path, mut m: Box<Measurement>) -> Outcome {
+/// Adds instructions per operation to a measured codec cell (a failure to
+/// count fails the cell, since the run was asked for instructions), or to
+/// every process of an IPC cell ([`ipc_instructions`]: a note where not).
+fn count_instructions(ctx: &CellContext, cell: &Planned, adapter: &RunAdapter, mut m: Box<Measurement>) -> Outcome {
+    let bin = adapter.bin.as_path();
     let is_codec = cell.scenario.ipc_op().is_none();
     if !is_codec {
-        return Outcome::Ok(m);
+        return match ipc_instructions::add(ctx, cell, adapter, &mut m) {
+            Ok(()) => Outcome::Ok(m),
+            Err(reason) => Outcome::Failed { reason },
+        };
     }
     if m.wall.median_ns.point > instructions::MAX_NATIVE_NS {
         m.verification_notes.push(format!(

@@ -104,6 +104,7 @@ pub fn measure(p: &Parallel, interrupted: &AtomicBool) -> Result<Measurement, St
             p.clients
         )],
         floor_ratio: None,
+        ipc_instructions: None,
         costs: Some(IpcCosts {
             operations,
             processes,
