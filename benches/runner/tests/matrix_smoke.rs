@@ -301,7 +301,7 @@ fn smoke_run_covers_every_cell_and_reports() {
             );
         }
         assert!(
-            text(&o).contains("call/echo-bytes/1048576"),
+            text(&o).contains("call/echo-bytes/4096"),
             "IPC cells in the {format} report"
         );
     }
