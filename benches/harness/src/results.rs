@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::raw_samples::{BenchResult, RawMeasurement, RawSample, RawSampleError};
 pub use crate::roles::{InteropCheck, InteropPair, InteropStatus, InteropTable, Role, RolesPlan};
-pub use costs::{ConnectionMemory, IpcCosts, ProcessCost};
+pub use costs::{ConnectionMemory, IdleCost, IdleProcess, IpcCosts, ProcessCost};
 
 pub const SCHEMA_VERSION: u32 = 2;
 /// Written into every results file so that foreign JSON is recognised.

@@ -203,7 +203,8 @@ pub fn round<'a>(
         }
     }
     if let (true, Some(bus)) = (first && ipc.is_some(), cell.bus) {
-        if let Err(why) = held_memory::add_connection_memory(ctx, &mut m, cell.scenario, bin, &bus.id) {
+        let server_pid = session.as_deref().and_then(|s| s.server_pid(&server.entry.id));
+        if let Err(why) = held_memory::add_connection_memory(ctx, &mut m, cell.scenario, bin, &bus.id, server_pid) {
             return Ok(Outcome::Failed { reason: why });
         }
     }
