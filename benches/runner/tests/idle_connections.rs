@@ -88,6 +88,8 @@ fn idle_connections_record_bus_and_client_memory_in_every_format() {
     assert!(md.contains("| zbus-6 | dbus-daemon | 100 |"), "{md}");
     assert!(md.contains("### threads and idle cost"), "{md}");
     assert!(md.contains("| rustbus-0.19 | dbus-daemon | 10 | "), "{md}");
+    // Larger counts show the client's threads alone: rustbus holds 100 connections on its one thread.
+    assert!(md.contains("| rustbus-0.19 | dbus-daemon | 100 | — | 1 | — |"), "{md}");
     // The daemon's own memory with 0, 10 and 100 idle peers, one row per bus.
     assert!(
         md.contains("| bus | 0 peers | 10 idle peers | 100 idle peers |"),

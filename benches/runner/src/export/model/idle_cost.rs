@@ -1,5 +1,6 @@
 //! The idle-cost section (issue 31, "threads and idle cost"): per
-//! `connect/idle-connections/10` cell with a counted quiet window, the
+//! `connect/idle-connections/<n>` cell the client's threads, and on the
+//! smallest count (n = 10), over a quiet window, the
 //! threads, CPU time and wake-ups per second of the client holding its
 //! connections, of the server holding its own and of the bus daemon holding
 //! the client's (`ConnectionMemory::idle`, read by
@@ -16,7 +17,7 @@ const ROLES: [&str; 3] = ["client", "server", "bus"];
 
 pub const EXPLAIN: &str = "What holding connections idle costs, over a quiet window in which nothing is asked of \
      any process: the client holding n connections, the cell's server holding its own (idle on the cell's bus), and a \
-     fresh bus daemon holding the client's. Threads: `Threads` of /proc/PID/status. CPU: CPU time per second of the \
+     fresh bus daemon holding the client's (n = 10 only; larger counts show the client's threads). Threads: `Threads` of /proc/PID/status. CPU: CPU time per second of the \
      window (after 0.1 s of settling). Wake-ups: voluntary context switches per second (a thread slept and was woken: a library that polls or \
      runs timers shows here; one that sleeps until a message comes shows 0).";
 
@@ -44,24 +45,35 @@ fn role_texts(p: Option<&IdleProcess>) -> [String; 3] {
     }
 }
 
-/// The section, when the file has idle-connection cells with an idle window.
+/// The section, when the file has idle-connection cells with the client's threads
+/// (every count; the quiet window's figures on the smallest).
 pub fn section(r: &ResultsFile) -> Option<Section> {
     let rows: Vec<Vec<String>> = connection_memory::rows(r)
         .iter()
         .filter_map(|row| {
             let mem = row.memory()?;
-            let idle = mem.idle.as_ref()?;
+            let threads = mem.client_threads?;
             let mut texts = vec![
                 row.cell.adapter.clone(),
                 row.cell.bus.clone().unwrap_or_default(),
                 row.connections.to_string(),
-                format!("{:.2} s", idle.window_s),
             ];
-            for role in ROLES {
-                texts.extend(role_texts(idle.process(role)));
-            }
-            if !idle.notes.is_empty() {
-                texts[3] = format!("{} ({})", texts[3], idle.notes.join("; "));
+            match &mem.idle {
+                // Larger counts: the client's threads only (no quiet window).
+                None => {
+                    texts.push(DASH.into());
+                    texts.extend([threads.to_string(), DASH.into(), DASH.into()]);
+                    texts.extend(std::iter::repeat_n(DASH.to_string(), 6));
+                }
+                Some(idle) => {
+                    texts.push(format!("{:.2} s", idle.window_s));
+                    for role in ROLES {
+                        texts.extend(role_texts(idle.process(role)));
+                    }
+                    if !idle.notes.is_empty() {
+                        texts[3] = format!("{} ({})", texts[3], idle.notes.join("; "));
+                    }
+                }
             }
             Some(texts)
         })
