@@ -70,6 +70,13 @@ pub fn echo_payload(size: usize) -> Vec<u8> {
 
 /// Sizes of `call/echo-bytes/<size>` and `baseline/raw-socket/<size>`.
 pub const ECHO_SIZES: [usize; 7] = [1, 64, 1024, 4096, 32768, 131072, 1048576];
+/// Large byte arrays (issue 31: zbus#144 took 5 s for 10 MiB): further sizes
+/// of `call/echo-bytes/<size>` and its floor, 4 and 16 MiB. Every private
+/// bus's configured `max_message_size` is the spec's 128 MiB
+/// (`bus::config::LIMITS`), and one array may hold at most 64 MiB (2^26), so
+/// none of these reaches a daemon's limit (`runner/tests/message_limit.rs`
+/// shows where each daemon stops).
+pub const BIG_ECHO_SIZES: [usize; 2] = [4 << 20, 16 << 20];
 pub const FANOUT_SIZES: [usize; 3] = [1, 10, 100];
 pub const NONMATCHING_RULE_COUNTS: [usize; 4] = [10, 100, 1000, 10000];
 /// Client processes of `call/parallel-clients/<k>` (runner-driven: K `repeat`

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::raw_samples::{BenchResult, RawMeasurement, RawSample, RawSampleError};
 pub use crate::roles::{InteropCheck, InteropPair, InteropStatus, InteropTable, Role, RolesPlan};
-pub use costs::{ConnectionMemory, IpcCosts, ProcessCost};
+pub use costs::{ConnectionMemory, IdleCost, IdleProcess, IpcCosts, ProcessCost};
 pub use instructions::{CountMethod, IpcInstructions, ProcessInstructions};
 
 pub const SCHEMA_VERSION: u32 = 2;

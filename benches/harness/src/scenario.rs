@@ -138,7 +138,7 @@ fn ipc_scenarios(out: &mut Vec<Scenario>) {
             format!("round trip of {}", m.member()),
         );
     }
-    for n in ipc::ECHO_SIZES {
+    for n in ipc::ECHO_SIZES.into_iter().chain(ipc::BIG_ECHO_SIZES) {
         add(
             format!("call/echo-bytes/{n}"),
             IpcOp::EchoBytes(n),
@@ -224,7 +224,7 @@ fn ipc_scenarios(out: &mut Vec<Scenario>) {
         IpcOp::ConnectMarshalSend,
         "connect, build and send the marshal/mixed signal".into(),
     );
-    for n in ipc::ECHO_SIZES {
+    for n in ipc::ECHO_SIZES.into_iter().chain(ipc::BIG_ECHO_SIZES) {
         add(
             format!("baseline/raw-socket/{n}"),
             IpcOp::RawSocket(n),

@@ -53,7 +53,7 @@
 #define CANON_N_METHODS 9
 #define CANON_N_ITEMS 10
 #define CANON_N_PAYLOADS 4
-#define CANON_N_SCENARIOS 98
+#define CANON_N_SCENARIOS 102
 #define CANON_N_PROPERTIES 1000
 #define CANON_N_INTROSPECTION 4
 #define CANON_N_COMMANDS 8
@@ -180,6 +180,8 @@ const canon_scenario_t CANON_SCENARIOS[CANON_N_SCENARIOS] = {
     {"call/echo-bytes/32768", 'i', NULL, "echo-bytes", NULL, 32768, 1, 9522789559364273375ULL, 0, NULL, NULL, NULL},
     {"call/echo-bytes/131072", 'i', NULL, "echo-bytes", NULL, 131072, 1, 10551982519903209412ULL, 0, NULL, NULL, NULL},
     {"call/echo-bytes/1048576", 'i', NULL, "echo-bytes", NULL, 1048576, 1, 13780551694929405279ULL, 0, NULL, NULL, NULL},
+    {"call/echo-bytes/4194304", 'i', NULL, "echo-bytes", NULL, 4194304, 1, 11646434205013903865ULL, 0, NULL, NULL, NULL},
+    {"call/echo-bytes/16777216", 'i', NULL, "echo-bytes", NULL, 16777216, 1, 13261550689583146326ULL, 0, NULL, NULL, NULL},
     {"call/in-flight/1", 'i', NULL, "in-flight", NULL, 1, 1, 1350908953260459982ULL, 0, NULL, NULL, "call/in-flight"},
     {"call/in-flight/10", 'i', NULL, "in-flight", NULL, 10, 1, 16752869522458832143ULL, 0, NULL, NULL, "call/in-flight"},
     {"call/in-flight/100", 'i', NULL, "in-flight", NULL, 100, 1, 2358926889192399335ULL, 0, NULL, NULL, "call/in-flight"},
@@ -214,6 +216,8 @@ const canon_scenario_t CANON_SCENARIOS[CANON_N_SCENARIOS] = {
     {"baseline/raw-socket/32768", 'i', NULL, "raw-socket", NULL, 32768, 1, 9522789559364273375ULL, 0, NULL, NULL, NULL},
     {"baseline/raw-socket/131072", 'i', NULL, "raw-socket", NULL, 131072, 1, 10551982519903209412ULL, 0, NULL, NULL, NULL},
     {"baseline/raw-socket/1048576", 'i', NULL, "raw-socket", NULL, 1048576, 1, 13780551694929405279ULL, 0, NULL, NULL, NULL},
+    {"baseline/raw-socket/4194304", 'i', NULL, "raw-socket", NULL, 4194304, 1, 11646434205013903865ULL, 0, NULL, NULL, NULL},
+    {"baseline/raw-socket/16777216", 'i', NULL, "raw-socket", NULL, 16777216, 1, 13261550689583146326ULL, 0, NULL, NULL, NULL},
     {"call/parallel-clients/1", 'i', NULL, "call", "Void", 0, 1, 14695981039346656037ULL, 'p', NULL, "parallel clients are measured against one bus: peer to peer each client would need a server connection of its own", NULL},
     {"call/parallel-clients/2", 'i', NULL, "call", "Void", 0, 1, 14695981039346656037ULL, 'p', NULL, "parallel clients are measured against one bus: peer to peer each client would need a server connection of its own", NULL},
     {"call/parallel-clients/4", 'i', NULL, "call", "Void", 0, 1, 14695981039346656037ULL, 'p', NULL, "parallel clients are measured against one bus: peer to peer each client would need a server connection of its own", NULL},

@@ -1,6 +1,8 @@
 //! `connect/idle-connections/<n>` through the runner: connect time, the bus
 //! daemon's memory per held connection and the client's VmRSS/VmHWM, in the
-//! results file and in the Markdown, CSV, BMF and HTML reports.
+//! results file and in the Markdown, CSV, BMF and HTML reports; the threads
+//! and idle cost of client, server and bus (issue 31), and each daemon's own
+//! memory with 0, 10 and 100 idle peers.
 
 use crate::common::*;
 use harness::results::{CellStatus, Outcome};
@@ -50,6 +52,22 @@ fn idle_connections_record_bus_and_client_memory_in_every_format() {
                 mem.client_rss_bytes > 0 && mem.client_hwm_bytes >= mem.client_rss_bytes,
                 "{mem:?}"
             );
+            assert!(mem.client_threads.unwrap_or(0) >= 1, "{adapter} {s}: {mem:?}");
+            // The quiet window runs on the smallest count only, with every role counted.
+            match (&mem.idle, n) {
+                (Some(idle), 10) => {
+                    assert!(idle.notes.is_empty() && idle.window_s >= 0.2, "{adapter}: {idle:?}");
+                    for role in ["client", "server", "bus"] {
+                        let p = idle
+                            .process(role)
+                            .unwrap_or_else(|| panic!("{adapter}: no {role}: {idle:?}"));
+                        assert!(p.threads >= 1 && p.cpu_ns_per_s >= 0.0, "{adapter} {role}: {p:?}");
+                    }
+                    assert_eq!(idle.process("client").unwrap().threads, mem.client_threads.unwrap());
+                }
+                (None, 100) => {}
+                (idle, _) => panic!("{adapter} {s}: idle {idle:?}"),
+            }
             // Peer to peer there is no daemon: the harness's reason, whatever the library.
             match &cell(adapter, s, "p2p").outcome {
                 Outcome::Unsupported { reason } => assert!(reason.contains("bus daemon"), "{reason}"),
@@ -68,6 +86,16 @@ fn idle_connections_record_bus_and_client_memory_in_every_format() {
     let md = report("markdown");
     assert!(md.contains("### idle connections: what one costs"), "{md}");
     assert!(md.contains("| zbus-6 | dbus-daemon | 100 |"), "{md}");
+    assert!(md.contains("### threads and idle cost"), "{md}");
+    assert!(md.contains("| rustbus-0.19 | dbus-daemon | 10 | "), "{md}");
+    // Larger counts show the client's threads alone: rustbus holds 100 connections on its one thread.
+    assert!(md.contains("| rustbus-0.19 | dbus-daemon | 100 | — | 1 | — |"), "{md}");
+    // The daemon's own memory with 0, 10 and 100 idle peers, one row per bus.
+    assert!(
+        md.contains("| bus | 0 peers | 10 idle peers | 100 idle peers |"),
+        "{md}"
+    );
+    assert!(md.contains("| dbus-daemon | "), "{md}");
     let csv = report("csv");
     let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
     for col in [
@@ -91,4 +119,5 @@ fn idle_connections_record_bus_and_client_memory_in_every_format() {
     let html = report("html");
     assert!(html.contains("id=\"idle-connections\""));
     assert!(html.contains("<td>rustbus-0.19</td><td>dbus-daemon</td><td>100</td>"));
+    assert!(html.contains("id=\"idle-cost\"") && html.contains("id=\"bus-memory\""));
 }

@@ -21,6 +21,48 @@ pub struct ConnectionMemory {
     /// The client process with the connections held: VmRSS and its peak, VmHWM.
     pub client_rss_bytes: u64,
     pub client_hwm_bytes: u64,
+    /// Threads of the client with the connections held (`/proc/PID/status` `Threads`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_threads: Option<u64>,
+    /// What holding them idle costs each process over a quiet window (the
+    /// smallest count only, [`IdleCost`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle: Option<IdleCost>,
+}
+
+/// Threads, CPU time and wake-ups of the processes of a cell while nothing
+/// happens: the client holding its connections, the server holding its own
+/// (idle on the cell's bus), and the bus daemon holding the client's; counted
+/// by the runner from `/proc/PID/task/*` over `window_s` seconds in which no
+/// process is asked for anything.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct IdleCost {
+    pub window_s: f64,
+    /// One entry per role: `client`, `server`, `bus`.
+    pub processes: Vec<IdleProcess>,
+    /// What could not be counted, and why.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+impl IdleCost {
+    pub fn process(&self, role: &str) -> Option<&IdleProcess> {
+        self.processes.iter().find(|p| p.role == role)
+    }
+}
+
+/// One role's processes (all their threads) over an idle window.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct IdleProcess {
+    pub role: String,
+    /// Threads at the end of the window (`/proc/PID/status` `Threads`, summed over the role's processes).
+    pub threads: u64,
+    /// CPU time per second of the window (`/proc/PID/task/*/schedstat`).
+    pub cpu_ns_per_s: f64,
+    /// Wake-ups per second: voluntary context switches (a thread that slept and was woken).
+    pub wakeups_per_s: f64,
+    /// Involuntary context switches per second (preempted while running).
+    pub preemptions_per_s: f64,
 }
 
 /// Machine-independent costs of one IPC operation: counts from the kernel

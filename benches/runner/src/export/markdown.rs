@@ -125,6 +125,9 @@ pub fn render(r: &ResultsFile) -> String {
         out.push_str(&interop_section(v));
     }
     idle_connections(&report, &mut out);
+    for section in &report.sections {
+        plain_section(section, &mut out);
+    }
     out.push_str(
         "Cells: median wall time per operation (criterion); in brackets the ratio to the fastest library in the column \
          (1.00× = fastest; the baseline is not a library and may go below 1) and, over IPC, the ratio to the raw-socket \
@@ -232,6 +235,17 @@ fn idle_connections(report: &Report, out: &mut String) {
     let _ = writeln!(out, "|{}", "---|".repeat(HEAD.len()));
     for texts in &report.idle_connections {
         let _ = writeln!(out, "| {} |", texts.join(" | "));
+    }
+    out.push('\n');
+}
+
+/// A plain section ([`crate::export::model::section`]).
+fn plain_section(s: &crate::export::model::section::Section, out: &mut String) {
+    let _ = writeln!(out, "### {}\n\n{}\n", s.title.to_lowercase(), s.explain);
+    let _ = writeln!(out, "| {} |", s.head.join(" | "));
+    let _ = writeln!(out, "|{}", "---|".repeat(s.head.len()));
+    for row in &s.rows {
+        let _ = writeln!(out, "| {} |", row.join(" | "));
     }
     out.push('\n');
 }

@@ -178,10 +178,10 @@ pub fn syscall_event(notes: &mut Vec<String>) -> Option<u64> {
 
 /// Counters of one thread, from /proc.
 #[derive(Clone, Copy, Default)]
-struct ThreadCounts {
-    cpu_ns: u64,
-    voluntary: u64,
-    involuntary: u64,
+pub(crate) struct ThreadCounts {
+    pub cpu_ns: u64,
+    pub voluntary: u64,
+    pub involuntary: u64,
 }
 
 fn read_thread(pid: u32, tid: &str) -> Option<ThreadCounts> {
@@ -201,7 +201,7 @@ fn read_thread(pid: u32, tid: &str) -> Option<ThreadCounts> {
     })
 }
 
-fn read_threads(pid: u32) -> Result<BTreeMap<String, ThreadCounts>> {
+pub(crate) fn read_threads(pid: u32) -> Result<BTreeMap<String, ThreadCounts>> {
     let dir = format!("/proc/{pid}/task");
     let entries = std::fs::read_dir(&dir).with_context(|| format!("cannot read {dir}"))?;
     Ok(entries

@@ -180,6 +180,31 @@ impl BusSession {
         self.servers.get(adapter_id)?.as_ref().ok().map(Running::pid)
     }
 
+    /// How much the private daemon has logged so far (a mark for [`BusSession::log_since`]).
+    pub fn log_len(&self) -> usize {
+        match &self.medium {
+            Medium::Bus(b) => b.log().len(),
+            Medium::Existing { .. } | Medium::P2p => 0,
+        }
+    }
+
+    /// The daemon's last lines (up to three) logged since `mark`, on one line:
+    /// what it said while a cell failed (busd: "Disconnecting `:busd.2`, as it
+    /// didn't take 1 messages within 100ms"). Empty when it said nothing.
+    pub fn log_since(&self, mark: usize) -> String {
+        let Medium::Bus(b) = &self.medium else {
+            return String::new();
+        };
+        let log = b.log();
+        let new = log.get(mark..).unwrap_or_default();
+        let lines: Vec<String> = new
+            .lines()
+            .map(|l| without_colours(l).trim().to_string())
+            .filter(|l| !l.is_empty())
+            .collect();
+        lines[lines.len().saturating_sub(3)..].join(" | ")
+    }
+
     /// The processes of the private bus daemon (none for p2p or an existing bus).
     pub fn bus_pids(&self) -> Vec<u32> {
         match &self.medium {
@@ -365,10 +390,39 @@ impl CurrentBus {
     }
 }
 
+/// `line` without terminal colour sequences (`ESC [ ... m`: busd's log is coloured).
+fn without_colours(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            // Up to and including the sequence's final letter.
+            for c in chars.by_ref() {
+                if c.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
     fn service_names_are_valid_bus_names() {
         assert_eq!(super::service_name("dbus-0.9"), "io.killing.spark.Bench.dbus_0_9");
+    }
+
+    #[test]
+    fn log_lines_lose_their_colours() {
+        let line = "\u{1b}[2m2026-11-27T14:02:47Z\u{1b}[0m \u{1b}[33m WARN\u{1b}[0m busd: Disconnecting `:busd.2`";
+        assert_eq!(
+            super::without_colours(line),
+            "2026-11-27T14:02:47Z  WARN busd: Disconnecting `:busd.2`"
+        );
+        assert_eq!(super::without_colours("plain"), "plain");
     }
 }

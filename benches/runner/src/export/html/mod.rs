@@ -102,6 +102,7 @@ pub fn render_counted(r: &ResultsFile) -> (String, usize) {
         p.cost_tables(t);
     }
     idle_connections::html(&report, &mut p.out);
+    idle_connections::sections(&report, &mut p.out);
     p.codec_charts();
     p.ipc_charts();
     p.size_charts();

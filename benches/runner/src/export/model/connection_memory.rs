@@ -66,7 +66,7 @@ pub fn present(r: &ResultsFile) -> bool {
     r.cells.iter().any(|c| connections_of(&c.scenario).is_some())
 }
 
-fn bytes(v: f64) -> String {
+pub fn bytes(v: f64) -> String {
     let a = v.abs();
     if a >= 1024.0 * 1024.0 {
         format!("{:.1} MiB", v / (1024.0 * 1024.0))

@@ -10,7 +10,7 @@
 use harness::results::{AdapterRecord, CellStatus, Outcome, ResultsFile};
 
 use super::table::{self, duration, si, Group, Table};
-use super::{charts, connection_memory, interop, width};
+use super::{bus_memory, charts, connection_memory, idle_cost, interop, section, width};
 
 pub struct Report<'a> {
     /// One per adapter of the file, in its order.
@@ -22,6 +22,8 @@ pub struct Report<'a> {
     pub legend: Option<String>,
     /// The idle-connections section: a text per `connection_memory::HEAD` column, per ok cell.
     pub idle_connections: Vec<[String; 8]>,
+    /// Plain sections (issue 31: idle costs, bus daemon memory), each present only with its cells.
+    pub sections: Vec<section::Section>,
     /// The interop table (`dbus-matrix interop --into`), when the file has one.
     pub interop: Option<interop::View>,
     /// What the HTML page charts.
@@ -154,6 +156,10 @@ impl<'a> Report<'a> {
             idle_connections: connection_memory::rows(r)
                 .iter()
                 .map(connection_memory::texts)
+                .collect(),
+            sections: [idle_cost::section(r), bus_memory::section(r)]
+                .into_iter()
+                .flatten()
                 .collect(),
             interop: r.interop.as_ref().map(interop::view),
             adapters,

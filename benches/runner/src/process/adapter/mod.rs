@@ -255,7 +255,11 @@ impl Running {
     pub fn check_alive(&mut self) -> Result<(), String> {
         match self.child.try_wait() {
             Ok(None) => Ok(()),
-            Ok(Some(status)) => Err(format!("{} died ({status})", self.what)),
+            // With what it said last: a server a bus cut off says why (issue 31).
+            Ok(Some(status)) => {
+                let said = self.stderr_tail();
+                Err(format!("{} died ({status}): {said}", self.what))
+            }
             Err(e) => Err(format!("{}: {e}", self.what)),
         }
     }

@@ -142,6 +142,7 @@ pub fn round<'a>(
         ack_fifo: ipc.as_ref().and_then(IpcSetup::ack_fifo).map(Path::to_path_buf),
     });
     let _ = std::fs::remove_dir_all(ctx.scratch.join("criterion"));
+    let log_mark = session.as_deref().map(BusSession::log_len);
     let out = adapter::run(
         bin,
         &bench,
@@ -157,10 +158,15 @@ pub fn round<'a>(
     if !out.success() {
         // Say what broke when the bus or the server went away under the cell.
         let cause = session.as_deref_mut().and_then(|s| s.health(server.entry).err());
-        let reason = match cause {
+        let mut reason = match cause {
             Some(cause) => format!("{cause}; the client: {}", out.describe()),
             None => out.describe(),
         };
+        // What the daemon said meanwhile (issue 31: a bus that cuts a peer off says so in its log).
+        let said = session.as_deref().zip(log_mark).map(|(s, mark)| s.log_since(mark));
+        if let Some(said) = said.filter(|s| !s.is_empty()) {
+            reason = format!("{reason}; the bus logged: {said}");
+        }
         return Ok(Outcome::Failed { reason });
     }
     let mut m = match std::fs::read(&result_file)
@@ -203,7 +209,8 @@ pub fn round<'a>(
         }
     }
     if let (true, Some(bus)) = (first && ipc.is_some(), cell.bus) {
-        if let Err(why) = held_memory::add_connection_memory(ctx, &mut m, cell.scenario, bin, &bus.id) {
+        let server_pid = session.as_deref().and_then(|s| s.server_pid(&server.entry.id));
+        if let Err(why) = held_memory::add_connection_memory(ctx, &mut m, cell.scenario, bin, &bus.id, server_pid) {
             return Ok(Outcome::Failed { reason: why });
         }
     }

@@ -13,6 +13,13 @@
 //! opened and closed while the cell was timed, and a daemon's heap does not
 //! shrink when they close (measured: 0 bytes per connection on all three
 //! daemons when read on the session's bus after timing).
+//!
+//! With the connections held, the runner also reads the client's threads
+//! and, for the smallest count, what idling costs (issue 31, "threads and
+//! idle cost", [`crate::measure::idle`]): over a quiet window, the client
+//! holding its connections, the cell's server holding its own on the cell's
+//! bus (idle since the cell was timed), and the fresh daemon holding the
+//! client's.
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -22,10 +29,11 @@ use bus::BusKind;
 use harness::contract::{Command, Repeat, GO, WINDOW_BEGIN, WINDOW_END};
 use harness::ipc::IpcOp;
 use harness::ipc::Transport;
-use harness::results::{ConnectionMemory, Measurement};
+use harness::results::{ConnectionMemory, IdleCost, Measurement};
 use harness::scenario::Scenario;
 
 use super::CellContext;
+use crate::measure::idle;
 use crate::process::adapter::Running;
 
 /// The client, and the kind of daemon it connects to.
@@ -36,6 +44,10 @@ pub struct Held<'a> {
     pub bus: BusKind,
     pub client_cpu: Option<usize>,
     pub timeout: Duration,
+    /// The cell's server, counted over the quiet window beside the client and the daemon.
+    pub server_pid: Option<u32>,
+    /// The quiet window, when this cell counts idle costs.
+    pub quiet: Option<Duration>,
 }
 
 /// One holding window; `Err` is why the memory is missing (a note of the cell).
@@ -77,6 +89,25 @@ fn hold_and_read(
     let held = bus_rss(bus_pids)?;
     let client_rss = status_bytes(client.pid(), "VmRSS:")?;
     let client_hwm = status_bytes(client.pid(), "VmHWM:")?;
+    let client_threads = idle::threads(client.pid())?;
+    let idle = match h.quiet {
+        None => None,
+        Some(window) => {
+            let mut roles = vec![("client", vec![client.pid()])];
+            roles.extend(h.server_pid.map(|pid| ("server", vec![pid])));
+            roles.push(("bus", bus_pids.to_vec()));
+            match idle::count(&roles, window, interrupted) {
+                Ok(c) => Some(c),
+                Err(why) if interrupted.load(Ordering::SeqCst) => return Err(why),
+                // The memory stands; the idle costs are missing, and say why.
+                Err(why) => Some(IdleCost {
+                    window_s: 0.0,
+                    processes: Vec::new(),
+                    notes: vec![format!("idle costs not counted: {why}")],
+                }),
+            }
+        }
+    };
     client.send(GO)?;
     client.finish(interrupted)?;
     Ok(ConnectionMemory {
@@ -86,6 +117,8 @@ fn hold_and_read(
         bus_bytes_per_connection: (held as f64 - before as f64) / h.connections.max(1) as f64,
         client_rss_bytes: client_rss,
         client_hwm_bytes: client_hwm,
+        client_threads: Some(client_threads),
+        idle,
     })
 }
 
@@ -116,6 +149,7 @@ pub(super) fn add_connection_memory(
     scenario: &'static Scenario,
     bin: &Path,
     bus_id: &str,
+    server_pid: Option<u32>,
 ) -> Result<(), String> {
     let Some(IpcOp::IdleConnections(n)) = scenario.ipc_op() else {
         return Ok(());
@@ -133,6 +167,9 @@ pub(super) fn add_connection_memory(
         bus: kind,
         client_cpu: ctx.client_cpu,
         timeout: ctx.timeout,
+        server_pid,
+        // Idle costs on the smallest count only: a quiet window is wall time.
+        quiet: (n == harness::ipc::IDLE_CONNECTION_COUNTS[0]).then(|| idle::window_of(ctx.profile.measurement)),
     };
     match measure(&held, ctx.interrupted) {
         Ok(mem) => m.connection_memory = Some(mem),
