@@ -51,5 +51,6 @@ mod scaled_cells;
 mod sdbus_row;
 mod shared_build;
 mod spread;
+mod subscriptions;
 mod unavailable_in;
 mod writers;
