@@ -95,10 +95,17 @@ fn name_owner_changes_are_counted_per_name() {
     let d = sub::name_churn_digest(&arg0, RuleScope::Arg0, &names).unwrap();
     assert_eq!(d, op(RuleScope::Arg0).expected_digest(""));
     // arg0 asked, the churn delivered anyway.
-    let e = sub::name_churn_digest(&broad, RuleScope::Arg0, &names).unwrap_err().to_string();
-    assert!(e.contains("for the churned name 20 (must be 0)") && e.contains("other names 1"), "{e}");
+    let e = sub::name_churn_digest(&broad, RuleScope::Arg0, &names)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("for the churned name 20 (must be 0)") && e.contains("other names 1"),
+        "{e}"
+    );
     // A change lost under the broad rule.
-    let e = sub::name_churn_digest(&broad[1..], RuleScope::Broad, &names).unwrap_err().to_string();
+    let e = sub::name_churn_digest(&broad[1..], RuleScope::Broad, &names)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("for the churned name 19 (must be 20)"), "{e}");
     assert!(sub::name_owner_rule(RuleScope::Arg0, sentinel).ends_with(&format!(",arg0='{sentinel}'")));
 }

@@ -185,7 +185,7 @@ fn delivered_expected(scope: RuleScope) -> u64 {
     d.finish()
 }
 
-/// Sizes of `signal/burst/<n>`: smoke runs the small one, quick both
+/// Sizes of `signal/burst/<n>`: smoke and quick run the small one, full both
 /// (sd-bus once failed with ENOBUFS at 10K signals).
 pub const BURST_SIZES: [usize; 2] = [100, 10000];
 
