@@ -182,12 +182,17 @@ pub fn ping_digest(text: &str) -> u64 {
 
 /// The `Ping` signal clients emit.
 pub fn ping() -> Message {
+    ping_with(h::SIGNAL_TEXT)
+}
+
+/// A `Ping` with another text (`signal/burst/<n>`).
+pub fn ping_with(text: &str) -> Message {
     Message::signal(
         &DPath::from(h::OBJECT_PATH),
         &Interface::from(h::INTERFACE),
         &Member::from(h::SIGNAL),
     )
-    .append1(h::SIGNAL_TEXT)
+    .append1(text)
 }
 
 /// The `marshal/mixed` signal of `connect/marshal-send`.

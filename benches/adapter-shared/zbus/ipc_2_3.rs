@@ -11,7 +11,7 @@
 use std::os::unix::net::UnixListener;
 
 use anyhow::{bail, Context, Result};
-use harness::ipc::{self as h, IpcOp, Method, Transport};
+use harness::ipc::{self as h, subscription as sub, IpcOp, Method, SubscriptionOp, Transport};
 use harness::{payload, Digest};
 use serde::{Deserialize, Serialize};
 use serde_bytes::{ByteBuf, Bytes};
@@ -200,7 +200,11 @@ fn call(proxy: &BenchProxyBlocking<'_>, m: Method) -> zbus::Result<u64> {
 }
 
 fn emit_ping(conn: &blocking::Connection) -> zbus::Result<()> {
-    conn.emit_signal(None::<()>, h::OBJECT_PATH, h::INTERFACE, h::SIGNAL, &h::SIGNAL_TEXT)
+    emit_ping_text(conn, h::SIGNAL_TEXT)
+}
+
+fn emit_ping_text(conn: &blocking::Connection, text: &str) -> zbus::Result<()> {
+    conn.emit_signal(None::<()>, h::OBJECT_PATH, h::INTERFACE, h::SIGNAL, &text)
 }
 
 /// The digest of a received `Ping`: its text.
@@ -287,7 +291,12 @@ impl h::Ipc for ZbusIpc {
     }
 
     fn implements(&self, op: IpcOp) -> bool {
-        !op.opt_in() || matches!(op, IpcOp::InFlight(_) | IpcOp::IdleConnections(_) | IpcOp::FdPassing(_))
+        !op.opt_in()
+            || matches!(op, IpcOp::InFlight(_) | IpcOp::IdleConnections(_) | IpcOp::FdPassing(_))
+            || matches!(
+                op,
+                IpcOp::Subscription(SubscriptionOp::MatchChurn | SubscriptionOp::Burst(_))
+            )
     }
 
     /// A blocking connection (SASL, Hello); zbus 2 and 3 have no `close()`:
@@ -378,6 +387,45 @@ impl h::Ipc for ZbusIpc {
                     let calls = (0..n).map(|i| proxy.in_out_int(h::in_flight_arg(i)));
                     let replies = zbus::block_on(futures_util::future::try_join_all(calls))?;
                     Ok(h::in_flight_digest(replies))
+                })
+            }
+            IpcOp::Subscription(SubscriptionOp::Delivered(_) | SubscriptionOp::NameOwnerChurn(_)) => {
+                bail!("{}", h::not_implemented(op))
+            }
+            IpcOp::Subscription(SubscriptionOp::Burst(n)) => {
+                // The consumer's iterator is not read while the burst is emitted.
+                let tx = connect(&t)?;
+                let rx = connect(&t)?;
+                let mut messages = bus_rules::ping_messages(&rx)?;
+                let texts: Vec<String> = (0..n).map(sub::burst_text).collect();
+                Box::new(move || {
+                    let _keep = &rx;
+                    for text in &texts {
+                        emit_ping_text(&tx, text)?;
+                    }
+                    emit_ping_text(&tx, sub::BURST_END)?;
+                    let mut received = Vec::with_capacity(n);
+                    loop {
+                        let msg = bus_rules::next_ping(&mut messages).context("the signal stream ended")??;
+                        let text: String = msg.body()?;
+                        if text == sub::BURST_END {
+                            break;
+                        }
+                        received.push(text);
+                    }
+                    sub::burst_digest(&received, n)
+                })
+            }
+            IpcOp::Subscription(SubscriptionOp::MatchChurn) => {
+                // The bus's own AddMatch/RemoveMatch through the blocking DBusProxy, each reply awaited.
+                let conn = connect(&t)?;
+                let dbus = fdo::DBusProxy::new(&conn)?;
+                let rule = h::subscription::churn_rule();
+                Box::new(move || {
+                    let _keep = &conn;
+                    bus_rules::add_rule(&dbus, &rule)?;
+                    bus_rules::remove_rule(&dbus, &rule)?;
+                    Ok(Digest::new().finish())
                 })
             }
             IpcOp::PropertyColdStart | IpcOp::RawSocket(_) | IpcOp::IdleConnections(_) => {

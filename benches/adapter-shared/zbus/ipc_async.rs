@@ -12,7 +12,7 @@ use std::os::unix::net::UnixListener;
 use anyhow::{bail, Context, Result};
 use futures_util::StreamExt;
 use harness::ipc::props as p;
-use harness::ipc::{self as h, IpcOp, Method, Transport};
+use harness::ipc::{self as h, subscription as sub, IpcOp, Method, SubscriptionOp, Transport};
 use harness::{payload, Digest};
 use serde_bytes::Bytes;
 use zbus::names::InterfaceName;
@@ -275,6 +275,117 @@ impl h::Ipc for ZbusIpc {
                     Ok(h::in_flight_digest(block_on(futures_util::future::try_join_all(
                         calls,
                     ))?))
+                })
+            }
+            IpcOp::Subscription(SubscriptionOp::NameOwnerChurn(scope)) => {
+                let names = sub::churn_names();
+                let (tx, rx, mut stream) = block_on(async {
+                    let tx = connect(&t).await?;
+                    let rx = connect(&t).await?;
+                    let rule = MatchRule::try_from(sub::name_owner_rule(scope, &names.1).as_str())?.into_owned();
+                    let stream = MessageStream::for_match_rule(rule, &rx, None).await?;
+                    anyhow::Ok((tx, rx, stream))
+                })?;
+                Box::new(move || {
+                    let _keep = &rx;
+                    block_on(async {
+                        for name in std::iter::repeat_n(&names.0, sub::NAME_CHURNS).chain([&names.1]) {
+                            tx.request_name(name.as_str()).await?;
+                            tx.release_name(name.as_str()).await?;
+                        }
+                        let mut received = Vec::new();
+                        loop {
+                            let msg = stream.next().await.context("the signal stream ended")??;
+                            let (name, _, new): (String, String, String) = msg.body().deserialize()?;
+                            let end = name == names.1 && new.is_empty();
+                            received.push((name, new));
+                            if end {
+                                break;
+                            }
+                        }
+                        sub::name_churn_digest(&received, scope, &names)
+                    })
+                })
+            }
+            IpcOp::Subscription(SubscriptionOp::Delivered(scope)) => {
+                // The subscription: a MessageStream for the rule (AddMatch with it on the bus,
+                // and zbus filters by the same rule locally).
+                let (tx, rx, mut stream) = block_on(async {
+                    let tx = connect(&t).await?;
+                    let rx = connect(&t).await?;
+                    let rule = MatchRule::try_from(sub::delivered_rule(scope).as_str())?.into_owned();
+                    let stream = MessageStream::for_match_rule(rule, &rx, None).await?;
+                    anyhow::Ok((tx, rx, stream))
+                })?;
+                let emitter = SignalEmitter::new(&tx, h::OBJECT_PATH)?.into_owned();
+                let texts = sub::delivered_texts();
+                Box::new(move || {
+                    let _keep = &rx;
+                    block_on(async {
+                        for text in &texts {
+                            BenchService::ping(&emitter, text).await?;
+                        }
+                        let mut received = Vec::new();
+                        loop {
+                            let msg = stream.next().await.context("the signal stream ended")??;
+                            let text: String = msg.body().deserialize()?;
+                            let end = text == h::SIGNAL_TEXT;
+                            received.push(text);
+                            if end {
+                                break;
+                            }
+                        }
+                        sub::delivered_digest(&received, scope)
+                    })
+                })
+            }
+            IpcOp::Subscription(SubscriptionOp::Burst(n)) => {
+                // The consumer's stream is not polled while the burst is emitted; zbus's own
+                // task keeps reading its socket into the stream's queue (its default size).
+                let (tx, rx, mut stream) = block_on(async {
+                    let tx = connect(&t).await?;
+                    let rx = connect(&t).await?;
+                    let stream = MessageStream::for_match_rule(ping_rule()?, &rx, None).await?;
+                    anyhow::Ok((tx, rx, stream))
+                })?;
+                let emitter = SignalEmitter::new(&tx, h::OBJECT_PATH)?.into_owned();
+                let texts: Vec<String> = (0..n).map(sub::burst_text).collect();
+                Box::new(move || {
+                    let _keep = &rx;
+                    block_on(async {
+                        for text in &texts {
+                            BenchService::ping(&emitter, text).await?;
+                        }
+                        BenchService::ping(&emitter, sub::BURST_END).await?;
+                        let mut received = Vec::with_capacity(n);
+                        loop {
+                            let msg = stream.next().await.context("the signal stream ended")??;
+                            let text: String = msg.body().deserialize()?;
+                            if text == sub::BURST_END {
+                                break;
+                            }
+                            received.push(text);
+                        }
+                        sub::burst_digest(&received, n)
+                    })
+                })
+            }
+            IpcOp::Subscription(SubscriptionOp::MatchChurn) => {
+                // The bus's own AddMatch/RemoveMatch through fdo::DBusProxy, each reply
+                // awaited (Connection::add_match counts references and removes lazily).
+                let (conn, dbus) = block_on(async {
+                    let conn = connect(&t).await?;
+                    let dbus = fdo::DBusProxy::new(&conn).await?;
+                    anyhow::Ok((conn, dbus))
+                })?;
+                let rule = MatchRule::try_from(h::subscription::churn_rule().as_str())?.into_owned();
+                Box::new(move || {
+                    let _keep = &conn;
+                    block_on(async {
+                        dbus.add_match_rule(rule.clone()).await?;
+                        dbus.remove_match_rule(rule.clone()).await
+                    })?;
+                    Ok(Digest::new().finish())
                 })
             }
             IpcOp::PropertyColdStart | IpcOp::RawSocket(_) | IpcOp::IdleConnections(_) => {

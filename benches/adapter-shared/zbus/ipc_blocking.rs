@@ -12,7 +12,7 @@ use std::os::unix::net::UnixListener;
 
 use anyhow::{bail, Context, Result};
 use harness::ipc::props as p;
-use harness::ipc::{self as h, IpcOp, Method, Transport};
+use harness::ipc::{self as h, subscription as sub, IpcOp, Method, SubscriptionOp, Transport};
 use harness::{payload, Digest};
 use serde_bytes::Bytes;
 use zbus::blocking::{self, fdo as bfdo, MessageIterator};
@@ -96,7 +96,11 @@ fn call(proxy: &BenchProxyBlocking<'_>, m: Method) -> zbus::Result<u64> {
 }
 
 fn emit_ping(conn: &blocking::Connection) -> zbus::Result<()> {
-    conn.emit_signal(None::<()>, h::OBJECT_PATH, h::INTERFACE, h::SIGNAL, &h::SIGNAL_TEXT)
+    emit_ping_text(conn, h::SIGNAL_TEXT)
+}
+
+fn emit_ping_text(conn: &blocking::Connection, text: &str) -> zbus::Result<()> {
+    conn.emit_signal(None::<()>, h::OBJECT_PATH, h::INTERFACE, h::SIGNAL, &text)
 }
 
 /// Every object of both property families on `server` (a bus server's one connection): the props
@@ -305,6 +309,94 @@ impl h::Ipc for ZbusIpc {
                     Ok(h::in_flight_digest(zbus::block_on(
                         futures_util::future::try_join_all(calls),
                     )?))
+                })
+            }
+            IpcOp::Subscription(SubscriptionOp::NameOwnerChurn(scope)) => {
+                let names = sub::churn_names();
+                let tx = connect(&t)?;
+                let rx = connect(&t)?;
+                let rule = MatchRule::try_from(sub::name_owner_rule(scope, &names.1).as_str())?.into_owned();
+                let mut messages = MessageIterator::for_match_rule(rule, &rx, None)?;
+                Box::new(move || {
+                    let _keep = &rx;
+                    for name in std::iter::repeat_n(&names.0, sub::NAME_CHURNS).chain([&names.1]) {
+                        tx.request_name(name.as_str())?;
+                        tx.release_name(name.as_str())?;
+                    }
+                    let mut received = Vec::new();
+                    loop {
+                        let msg = messages.next().context("the signal stream ended")??;
+                        let (name, _, new): (String, String, String) = msg.body().deserialize()?;
+                        let end = name == names.1 && new.is_empty();
+                        received.push((name, new));
+                        if end {
+                            break;
+                        }
+                    }
+                    sub::name_churn_digest(&received, scope, &names)
+                })
+            }
+            IpcOp::Subscription(SubscriptionOp::Delivered(scope)) => {
+                // The subscription: a MessageIterator for the rule (AddMatch with it on the bus,
+                // and zbus filters by the same rule locally).
+                let tx = connect(&t)?;
+                let rx = connect(&t)?;
+                let rule = MatchRule::try_from(sub::delivered_rule(scope).as_str())?.into_owned();
+                let mut messages = MessageIterator::for_match_rule(rule, &rx, None)?;
+                let texts = sub::delivered_texts();
+                Box::new(move || {
+                    let _keep = &rx;
+                    for text in &texts {
+                        emit_ping_text(&tx, text)?;
+                    }
+                    let mut received = Vec::new();
+                    loop {
+                        let msg = messages.next().context("the signal stream ended")??;
+                        let text: String = msg.body().deserialize()?;
+                        let end = text == h::SIGNAL_TEXT;
+                        received.push(text);
+                        if end {
+                            break;
+                        }
+                    }
+                    sub::delivered_digest(&received, scope)
+                })
+            }
+            IpcOp::Subscription(SubscriptionOp::Burst(n)) => {
+                // The consumer's iterator is not read while the burst is emitted; zbus's own
+                // task keeps reading its socket into the iterator's queue (its default size).
+                let tx = connect(&t)?;
+                let rx = connect(&t)?;
+                let mut messages = MessageIterator::for_match_rule(ping_rule()?, &rx, None)?;
+                let texts: Vec<String> = (0..n).map(sub::burst_text).collect();
+                Box::new(move || {
+                    let _keep = &rx;
+                    for text in &texts {
+                        emit_ping_text(&tx, text)?;
+                    }
+                    emit_ping_text(&tx, sub::BURST_END)?;
+                    let mut received = Vec::with_capacity(n);
+                    loop {
+                        let msg = messages.next().context("the signal stream ended")??;
+                        let text: String = msg.body().deserialize()?;
+                        if text == sub::BURST_END {
+                            break;
+                        }
+                        received.push(text);
+                    }
+                    sub::burst_digest(&received, n)
+                })
+            }
+            IpcOp::Subscription(SubscriptionOp::MatchChurn) => {
+                // The bus's own AddMatch/RemoveMatch through the blocking DBusProxy, each reply awaited.
+                let conn = connect(&t)?;
+                let dbus = bfdo::DBusProxy::new(&conn)?;
+                let rule = MatchRule::try_from(h::subscription::churn_rule().as_str())?.into_owned();
+                Box::new(move || {
+                    let _keep = &conn;
+                    dbus.add_match_rule(rule.clone())?;
+                    dbus.remove_match_rule(rule.clone())?;
+                    Ok(Digest::new().finish())
                 })
             }
             IpcOp::PropertyColdStart | IpcOp::RawSocket(_) | IpcOp::IdleConnections(_) => {

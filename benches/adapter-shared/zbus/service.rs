@@ -8,7 +8,7 @@
 //! 5, `block_on` in 6) is in adapter-shared/zbus/ipc_blocking.rs and ipc_async.rs.
 
 use anyhow::{Context, Result};
-use harness::ipc::{self as h, IpcOp};
+use harness::ipc::{self as h, IpcOp, SubscriptionOp};
 use harness::Digest;
 use serde::{Deserialize, Serialize};
 use serde_bytes::{ByteBuf, Bytes};
@@ -169,4 +169,13 @@ pub fn implements(op: IpcOp) -> bool {
     !op.opt_in()
         || matches!(op, IpcOp::InFlight(_) | IpcOp::IdleConnections(_) | IpcOp::FdPassing(_))
         || matches!(op, IpcOp::PropertyGetAll(_) | IpcOp::ManagedObjects(_))
+        || matches!(
+            op,
+            IpcOp::Subscription(
+                SubscriptionOp::MatchChurn
+                    | SubscriptionOp::Burst(_)
+                    | SubscriptionOp::Delivered(_)
+                    | SubscriptionOp::NameOwnerChurn(_)
+            )
+        )
 }

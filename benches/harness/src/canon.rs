@@ -85,6 +85,12 @@ fn service() -> Value {
         "ping_rule": ipc::ping_rule(),
         "nonmatching_rule": tables::template_of(ipc::nonmatching_rule),
         "fd_interface": fd_passing::FD_INTERFACE,
+        "churn_rule": ipc::subscription::churn_rule(),
+        "burst_text": tables::template_of(ipc::subscription::burst_text),
+        "burst_end": ipc::subscription::BURST_END,
+        "delivered_noise": ipc::subscription::DELIVERED_NOISE,
+        "delivered_noise_text": tables::template_of(ipc::subscription::delivered_noise_text),
+        "delivered_arg0_rule": ipc::subscription::delivered_rule(ipc::subscription::RuleScope::Arg0),
         "read_fd": [fd_passing::READ_FD, fd_passing::READ_FD_IN, fd_passing::READ_FD_OUT],
         "fd_read_limit": fd_passing::FD_READ_LIMIT,
         "echo_sizes": ipc::ECHO_SIZES,
@@ -155,6 +161,7 @@ pub fn op_json(op: IpcOp) -> Value {
         IpcOp::IdleConnections(n) => ("idle-connections", json!(n)),
         IpcOp::ConnectMarshalSend => ("connect-marshal-send", Value::Null),
         IpcOp::RawSocket(n) => ("raw-socket", json!(n)),
+        IpcOp::Subscription(s) => (s.canon_kind(), s.size().map_or(Value::Null, |n| json!(n))),
     };
     json!([kind, arg])
 }

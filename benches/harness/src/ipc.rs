@@ -32,6 +32,9 @@ pub mod fd_passing;
 pub mod introspect;
 pub mod props;
 pub mod standard;
+pub mod subscription;
+
+pub use subscription::SubscriptionOp;
 
 pub const OBJECT_PATH: &str = "/io/killing/spark";
 pub const INTERFACE: &str = "io.killing.spark.Bench";
@@ -296,6 +299,8 @@ pub enum IpcOp {
     ConnectMarshalSend,
     /// Not D-Bus: `size` bytes written and echoed back over a Unix socket pair.
     RawSocket(usize),
+    /// The subscription families of issue 31 ([`subscription`]): one arm for the group.
+    Subscription(SubscriptionOp),
 }
 
 impl IpcOp {
@@ -334,6 +339,7 @@ impl IpcOp {
             IpcOp::ManagedObjects(n) => return props::expected_managed_objects_digest(n),
             IpcOp::FdPassing(n) => return fd_passing::fd_digest(&fd_passing::fd_payload(n)),
             IpcOp::Fanout(_) | IpcOp::NonmatchingRules(_) | IpcOp::ConnectHello | IpcOp::ConnectMarshalSend => {}
+            IpcOp::Subscription(s) => return s.expected_digest(),
         }
         d.finish()
     }
@@ -348,6 +354,7 @@ impl IpcOp {
                 | IpcOp::PropertyGetAll(_)
                 | IpcOp::ManagedObjects(_)
                 | IpcOp::FdPassing(_)
+                | IpcOp::Subscription(_)
         )
     }
 
@@ -370,6 +377,7 @@ impl IpcOp {
             IpcOp::ConnectMarshalSend => "connect/marshal-send",
             IpcOp::IdleConnections(_) => "connect/idle-connections",
             IpcOp::RawSocket(_) => "baseline/raw-socket",
+            IpcOp::Subscription(s) => s.family(),
         }
     }
 
@@ -461,6 +469,7 @@ pub fn needs_bus(op: IpcOp) -> Option<&'static str> {
             "idle connections are what each costs the bus daemon (Hello, memory); peer to peer \
              there is no daemon, only the server at the other end",
         ),
+        IpcOp::Subscription(s) => Some(s.needs_bus()),
         _ => None,
     }
 }

@@ -3,7 +3,7 @@
 
 use std::sync::OnceLock;
 
-use crate::ipc::{self, IpcOp, Method, RuleKind};
+use crate::ipc::{self, IpcOp, Method, RuleKind, SubscriptionOp};
 use crate::payload::{self, Body};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -207,6 +207,7 @@ fn ipc_scenarios(out: &mut Vec<Scenario>) {
             format!("emit Ping to one subscriber while {n} non-matching rules are installed"),
         );
     }
+    subscription_scenarios(&mut add);
     add(
         "connect/hello".into(),
         IpcOp::ConnectHello,
@@ -229,6 +230,43 @@ fn ipc_scenarios(out: &mut Vec<Scenario>) {
             format!("baseline/raw-socket/{n}"),
             IpcOp::RawSocket(n),
             format!("{n} bytes ping-ponged over a Unix socket pair (the floor)"),
+        );
+    }
+}
+
+/// The subscription families of issue 31 (`ipc/subscription.rs`).
+fn subscription_scenarios(add: &mut impl FnMut(String, IpcOp, String)) {
+    add(
+        "signal/match-churn".into(),
+        IpcOp::Subscription(SubscriptionOp::MatchChurn),
+        "AddMatch then RemoveMatch of one rule, both replies awaited".into(),
+    );
+    for n in ipc::subscription::BURST_SIZES {
+        add(
+            format!("signal/burst/{n}"),
+            IpcOp::Subscription(SubscriptionOp::Burst(n)),
+            format!("emit {n} Pings while the subscribed connection does not read, then read them all"),
+        );
+    }
+    for scope in ipc::subscription::RuleScope::ALL {
+        add(
+            format!("signal/delivered/{}", scope.slug()),
+            IpcOp::Subscription(SubscriptionOp::Delivered(scope)),
+            format!(
+                "emit 9 non-matching Pings and 1 matching; a {} subscription delivers {}",
+                scope.slug(),
+                scope.delivered()
+            ),
+        );
+    }
+    for scope in ipc::subscription::RuleScope::ALL {
+        add(
+            format!("signal/name-owner-churn/{}", scope.slug()),
+            IpcOp::Subscription(SubscriptionOp::NameOwnerChurn(scope)),
+            format!(
+                "request and release a name 10 times under a {} NameOwnerChanged subscription",
+                scope.slug()
+            ),
         );
     }
 }

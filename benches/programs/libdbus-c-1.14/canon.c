@@ -109,7 +109,9 @@ static const struct { const char *name; op_kind kind; } OPS[] = {
     {"get-managed-objects", OP_MANAGED_OBJECTS}, {"property-cold-start", OP_COLD_START},
     {"emit-receive", OP_EMIT_RECEIVE}, {"fanout", OP_FANOUT}, {"nonmatching-rules", OP_NONMATCHING},
     {"connect-hello", OP_HELLO}, {"idle-connections", OP_IDLE}, {"connect-marshal-send", OP_MARSHAL_SEND},
-    {"raw-socket", OP_RAW_SOCKET},
+    {"raw-socket", OP_RAW_SOCKET}, {"match-churn", OP_MATCH_CHURN},
+    {"burst", OP_BURST}, {"delivered-broad", OP_DELIVERED_BROAD}, {"delivered-arg0", OP_DELIVERED_ARG0},
+    {"name-owner-churn-broad", OP_NAME_CHURN}, {"name-owner-churn-arg0", OP_NAME_CHURN},
 };
 
 static op_t op_of(const canon_scenario_t *c) {

@@ -27,10 +27,16 @@
 #define CANON_PING_RULE "type='signal',interface='io.killing.spark.Bench',member='Ping',path='/io/killing/spark'"
 #define CANON_NONMATCHING_RULE "type='signal',interface='io.killing.spark.Bench',member='NoSuchSignal%d'"
 #define CANON_FD_INTERFACE "io.killing.spark.BenchFd"
+#define CANON_CHURN_RULE "type='signal',interface='io.killing.spark.Bench',member='ChurnSignal',path='/io/killing/spark'"
+#define CANON_BURST_TEXT "burst %d"
+#define CANON_BURST_END "burst end"
+#define CANON_DELIVERED_NOISE_TEXT "noise %d"
+#define CANON_DELIVERED_ARG0_RULE "type='signal',interface='io.killing.spark.Bench',member='Ping',path='/io/killing/spark',arg0='Testtest'"
 #define CANON_IN_INT 7
 #define CANON_OUT_INT 42
 #define CANON_ECHO_MODULUS 251
 #define CANON_FD_READ_LIMIT 1048576
+#define CANON_DELIVERED_NOISE 9
 #define CANON_READ_FD "ReadFd"
 #define CANON_GET_ALL_INTERFACE "org.dbusmatrix.Props"
 #define CANON_ITEM_INTERFACE "org.dbusmatrix.Item"
@@ -53,7 +59,7 @@
 #define CANON_N_METHODS 9
 #define CANON_N_ITEMS 10
 #define CANON_N_PAYLOADS 4
-#define CANON_N_SCENARIOS 102
+#define CANON_N_SCENARIOS 109
 #define CANON_N_PROPERTIES 1000
 #define CANON_N_INTROSPECTION 4
 #define CANON_N_COMMANDS 8
@@ -203,6 +209,13 @@ const canon_scenario_t CANON_SCENARIOS[CANON_N_SCENARIOS] = {
     {"signal/nonmatching-rules/100", 'i', NULL, "nonmatching-rules", NULL, 100, 1, 14695981039346656037ULL, 0, "match rules are installed on a bus (AddMatch); peer to peer there is no bus to hold them", NULL, NULL},
     {"signal/nonmatching-rules/1000", 'i', NULL, "nonmatching-rules", NULL, 1000, 1, 14695981039346656037ULL, 0, "match rules are installed on a bus (AddMatch); peer to peer there is no bus to hold them", NULL, NULL},
     {"signal/nonmatching-rules/10000", 'i', NULL, "nonmatching-rules", NULL, 10000, 1, 14695981039346656037ULL, 0, "match rules are installed on a bus (AddMatch); peer to peer there is no bus to hold them", NULL, NULL},
+    {"signal/match-churn", 'i', NULL, "match-churn", NULL, 0, 1, 14695981039346656037ULL, 0, "AddMatch and RemoveMatch are calls to the bus; peer to peer there is no bus to hold a rule", NULL, "signal/match-churn"},
+    {"signal/burst/100", 'i', NULL, "burst", NULL, 100, 1, 9739562599245833012ULL, 0, "a burst is routed by the bus to a subscribed connection; peer to peer nothing routes a signal to a second client connection", NULL, "signal/burst"},
+    {"signal/burst/10000", 'i', NULL, "burst", NULL, 10000, 1, 1357856499083444187ULL, 0, "a burst is routed by the bus to a subscribed connection; peer to peer nothing routes a signal to a second client connection", NULL, "signal/burst"},
+    {"signal/delivered/broad", 'i', NULL, "delivered-broad", NULL, 0, 1, 16867886448707924551ULL, 0, "match rules are the bus's (AddMatch): peer to peer nothing filters or routes a signal", NULL, "signal/delivered"},
+    {"signal/delivered/arg0", 'i', NULL, "delivered-arg0", NULL, 0, 1, 4396493576416687666ULL, 0, "match rules are the bus's (AddMatch): peer to peer nothing filters or routes a signal", NULL, "signal/delivered"},
+    {"signal/name-owner-churn/broad", 'i', NULL, "name-owner-churn-broad", NULL, 0, 1, 16241546581600318532ULL, 0, "names and NameOwnerChanged are the bus's; peer to peer there is no bus to own a name on", NULL, "signal/name-owner-churn"},
+    {"signal/name-owner-churn/arg0", 'i', NULL, "name-owner-churn-arg0", NULL, 0, 1, 18207763204490477359ULL, 0, "names and NameOwnerChanged are the bus's; peer to peer there is no bus to own a name on", NULL, "signal/name-owner-churn"},
     {"connect/hello", 'i', NULL, "connect-hello", NULL, 0, 1, 14695981039346656037ULL, 0, "peer to peer there is no bus to say Hello to: a p2p connection is SASL only", NULL, NULL},
     {"connect/idle-connections/10", 'i', NULL, "idle-connections", NULL, 10, 1, 11575008233475250735ULL, 0, "idle connections are what each costs the bus daemon (Hello, memory); peer to peer there is no daemon, only the server at the other end", NULL, "connect/idle-connections"},
     {"connect/idle-connections/100", 'i', NULL, "idle-connections", NULL, 100, 1, 18382137550939182753ULL, 0, "idle connections are what each costs the bus daemon (Hello, memory); peer to peer there is no daemon, only the server at the other end", NULL, "connect/idle-connections"},

@@ -362,17 +362,109 @@ client_t *client_new(const transport_t *t, op_t op, char *err, size_t errlen) {
     if (op.kind == OP_ECHO) c->payload = echo_payload(op.n);
     if (op.kind == OP_FD_PASSING && (c->memfd = fd_passing_memfd(op.n)) < 0)
         return snprintf(err, errlen, "creating the memfd failed"), NULL;
-    if (op.kind == OP_EMIT_RECEIVE && !(c->recv = subscriber(t, 0, err, errlen))) return NULL;
+    if ((op.kind == OP_EMIT_RECEIVE || op.kind == OP_BURST || op.kind == OP_DELIVERED_BROAD) &&
+        !(c->recv = subscriber(t, 0, err, errlen)))
+        return NULL;
+    if (op.kind == OP_DELIVERED_ARG0) {
+        /* The same subscriber, its rule with arg0: the bus filters. */
+        DBusError e;
+        dbus_error_init(&e);
+        if (!(c->recv = connect_bus(t, err, errlen))) return NULL;
+        dbus_bus_add_match(c->recv, CANON_DELIVERED_ARG0_RULE, &e);
+        if (dbus_error_is_set(&e)) return snprintf(err, errlen, "AddMatch: %s", e.message), dbus_error_free(&e), NULL;
+    }
     return c;
 }
 
-static void send_ping(client_t *c) {
+/* Queues one Ping with `text` (dbus_connection_flush writes what is queued). */
+static void queue_ping(DBusConnection *conn, const char *text) {
     DBusMessage *m = dbus_message_new_signal(OBJECT_PATH, BENCH_INTERFACE, SIGNAL_NAME);
-    const char *text = SIGNAL_TEXT;
     dbus_message_append_args(m, DBUS_TYPE_STRING, &text, DBUS_TYPE_INVALID);
-    dbus_connection_send(c->conn, m, NULL);
-    dbus_connection_flush(c->conn);
+    dbus_connection_send(conn, m, NULL);
     dbus_message_unref(m);
+}
+
+static void send_ping(client_t *c) {
+    queue_ping(c->conn, SIGNAL_TEXT);
+    dbus_connection_flush(c->conn);
+}
+
+/* signal/delivered/<scope>: 9 non-matching Pings, then the matching one (SIGNAL_TEXT), sent;
+ * c->recv (its rule broad or with arg0) reads up to the matching one. The broad rule must
+ * deliver all 10, the arg0 rule only the matching one. */
+static int delivered(client_t *c, digest_t *d, char *err, size_t errlen) {
+    char text[64];
+    for (int i = 0; i < CANON_DELIVERED_NOISE; i++) {
+        snprintf(text, sizeof text, CANON_DELIVERED_NOISE_TEXT, i);
+        queue_ping(c->conn, text);
+    }
+    queue_ping(c->conn, SIGNAL_TEXT);
+    dbus_connection_flush(c->conn);
+    long got = 0, want = c->op.kind == OP_DELIVERED_BROAD ? CANON_DELIVERED_NOISE + 1 : 1, wrong = 0;
+    for (;;) {
+        DBusMessage *m;
+        while ((m = dbus_connection_pop_message(c->recv))) {
+            const char *t = NULL;
+            int ping = dbus_message_is_signal(m, BENCH_INTERFACE, SIGNAL_NAME) &&
+                       dbus_message_get_args(m, NULL, DBUS_TYPE_STRING, &t, DBUS_TYPE_INVALID);
+            int end = ping && !strcmp(t, SIGNAL_TEXT);
+            if (ping) {
+                /* The i-th delivered of `want` must be text CANON_DELIVERED_NOISE + 1 - want + i. */
+                long k = CANON_DELIVERED_NOISE + 1 - want + got;
+                if (k < CANON_DELIVERED_NOISE) snprintf(text, sizeof text, CANON_DELIVERED_NOISE_TEXT, (int)k);
+                else snprintf(text, sizeof text, "%s", SIGNAL_TEXT);
+                wrong += strcmp(t, text) != 0;
+                d_str(d, t), got++;
+            }
+            dbus_message_unref(m);
+            if (end) {
+                d_len(d, (uint64_t)got);
+                if (got != want || wrong)
+                    return snprintf(err, errlen, "the subscription delivered %ld Pings of the %d emitted; it must "
+                                    "deliver %ld", got, CANON_DELIVERED_NOISE + 1, want), -1;
+                return 0;
+            }
+        }
+        if (!dbus_connection_read_write(c->recv, -1))
+            return snprintf(err, errlen, "the bus closed the subscriber's connection"), -1;
+    }
+}
+
+/* signal/burst/<n>: n Pings and the end marker sent while the subscribed c->recv reads
+ * nothing, then c->recv reads up to the end marker; every Ping must arrive, in order. */
+static int burst(client_t *c, digest_t *d, char *err, size_t errlen) {
+    char text[64];
+    for (long i = 0; i < c->op.n; i++) {
+        snprintf(text, sizeof text, CANON_BURST_TEXT, (int)i);
+        queue_ping(c->conn, text);
+    }
+    queue_ping(c->conn, CANON_BURST_END);
+    dbus_connection_flush(c->conn);
+    long got = 0, wrong = 0;
+    for (;;) {
+        DBusMessage *m;
+        while ((m = dbus_connection_pop_message(c->recv))) {
+            const char *t = NULL;
+            int ping = dbus_message_is_signal(m, BENCH_INTERFACE, SIGNAL_NAME) &&
+                       dbus_message_get_args(m, NULL, DBUS_TYPE_STRING, &t, DBUS_TYPE_INVALID);
+            int end = ping && !strcmp(t, CANON_BURST_END);
+            if (ping && !end) {
+                snprintf(text, sizeof text, CANON_BURST_TEXT, (int)got);
+                wrong += strcmp(t, text) != 0;
+                d_str(d, t), got++;
+            }
+            dbus_message_unref(m);
+            if (end) {
+                d_len(d, (uint64_t)got);
+                if (got != c->op.n || wrong)
+                    return snprintf(err, errlen, "burst of %ld Pings into a consumer that did not read: received %ld, "
+                                    "%ld not the expected one in order", c->op.n, got, wrong), -1;
+                return 0;
+            }
+        }
+        if (!dbus_connection_read_write(c->recv, -1))
+            return snprintf(err, errlen, "the bus closed the consumer's connection"), -1;
+    }
 }
 
 /* call/in-flight/<n>: every InOutInt call queued with dbus_connection_send_with_reply
@@ -512,6 +604,27 @@ int client_op(client_t *c, uint64_t *digest, char *err, size_t errlen) {
     case OP_IDLE:
         if (hold_idle(c, &d, err, errlen)) return -1;
         break;
+    case OP_BURST:
+        if (burst(c, &d, err, errlen)) return -1;
+        break;
+    case OP_DELIVERED_BROAD:
+    case OP_DELIVERED_ARG0:
+        if (delivered(c, &d, err, errlen)) return -1;
+        break;
+    case OP_MATCH_CHURN: {
+        /* signal/match-churn: with an error to fill, libdbus sends AddMatch (RemoveMatch) and
+         * blocks for its reply; the bus refuses to remove a rule it does not hold. */
+        DBusError e;
+        dbus_error_init(&e);
+        dbus_bus_add_match(c->conn, CANON_CHURN_RULE, &e);
+        if (!dbus_error_is_set(&e)) dbus_bus_remove_match(c->conn, CANON_CHURN_RULE, &e);
+        if (dbus_error_is_set(&e)) {
+            snprintf(err, errlen, "%s: %s", e.name, e.message);
+            dbus_error_free(&e);
+            return -1;
+        }
+        break;
+    }
     default: return snprintf(err, errlen, "no client for this operation"), -1;
     }
     *digest = d.h;

@@ -58,5 +58,6 @@ mod second_machine;
 mod shared_build;
 mod site;
 mod spread;
+mod subscriptions;
 mod unavailable_in;
 mod writers;

@@ -18,9 +18,9 @@ use std::time::Duration;
 use anyhow::{anyhow, bail, ensure, Context, Result};
 use dbus::blocking::stdintf::org_freedesktop_dbus::{Properties, RequestNameReply};
 use dbus::blocking::{Connection, Proxy};
-use dbus::channel::{Channel, Sender};
+use dbus::channel::{Channel, MatchingReceiver, Sender};
 use dbus::Message;
-use harness::ipc::{self as h, IpcOp, Method, Transport};
+use harness::ipc::{self as h, IpcOp, Method, SubscriptionOp, Transport};
 use harness::{payload, Digest};
 
 use crate::service::{self, digest_call, digest_items, ping_rule, ByteArray, NO_P2P_SERVER};
@@ -179,6 +179,15 @@ impl h::Ipc for DbusIpc {
         !op.opt_in()
             || matches!(op, IpcOp::InFlight(_) | IpcOp::IdleConnections(_) | IpcOp::FdPassing(_))
             || matches!(op, IpcOp::PropertyGetAll(_) | IpcOp::ManagedObjects(_))
+            || matches!(
+                op,
+                IpcOp::Subscription(
+                    SubscriptionOp::MatchChurn
+                        | SubscriptionOp::Burst(_)
+                        | SubscriptionOp::Delivered(_)
+                        | SubscriptionOp::NameOwnerChurn(_)
+                )
+            )
     }
 
     /// `Channel::open_private` + `register` (Hello); dropping it closes the private connection.
@@ -279,6 +288,125 @@ impl h::Ipc for DbusIpc {
                 let conn = connect(&t)?;
                 let destination = t.service_name().to_owned();
                 Box::new(move || in_flight(&conn, &destination, n))
+            }
+            IpcOp::Subscription(SubscriptionOp::NameOwnerChurn(scope)) => {
+                // The rule text to the bus (add_match_no_cb: dbus-rs's MatchRule has no argN),
+                // a local receiver for NameOwnerChanged (start_receive) for what it delivers.
+                let names = h::subscription::churn_names();
+                let tx = connect(&t)?;
+                let rx = connect(&t)?;
+                rx.add_match_no_cb(&h::subscription::name_owner_rule(scope, &names.1))
+                    .context("AddMatch")?;
+                let received = Arc::new(Mutex::new(Vec::<(String, String)>::new()));
+                let slot = received.clone();
+                rx.start_receive(
+                    dbus::message::MatchRule::new_signal("org.freedesktop.DBus", "NameOwnerChanged"),
+                    Box::new(move |msg: Message, _: &Connection| {
+                        if let (Some(name), _, Some(new)) = msg.get3::<String, String, String>() {
+                            slot.lock().expect("not poisoned").push((name, new));
+                        }
+                        true
+                    }),
+                );
+                Box::new(move || {
+                    for name in std::iter::repeat_n(&names.0, h::subscription::NAME_CHURNS).chain([&names.1]) {
+                        tx.request_name(name.as_str(), false, false, true)
+                            .context("RequestName")?;
+                        tx.release_name(name.as_str()).context("ReleaseName")?;
+                    }
+                    let got = loop {
+                        {
+                            let mut got = received.lock().expect("not poisoned");
+                            if got.last().is_some_and(|(n, new)| *n == names.1 && new.is_empty()) {
+                                break std::mem::take(&mut *got);
+                            }
+                        }
+                        rx.process(PROCESS_WAIT)?;
+                    };
+                    h::subscription::name_churn_digest(&got, scope, &names)
+                })
+            }
+            IpcOp::Subscription(SubscriptionOp::Delivered(scope)) => {
+                // dbus-rs's MatchRule has no argN: the rule text goes to the bus as it is
+                // (add_match_no_cb, so the bus filters by arg0), and a local receiver for
+                // Ping (start_receive, no AddMatch) hands over whatever the bus delivered.
+                let tx = connect(&t)?;
+                let rx = connect(&t)?;
+                rx.add_match_no_cb(&h::subscription::delivered_rule(scope))
+                    .context("AddMatch")?;
+                let received = Arc::new(Mutex::new(Vec::<String>::new()));
+                let slot = received.clone();
+                rx.start_receive(
+                    ping_rule()?,
+                    Box::new(move |msg: Message, _: &Connection| {
+                        if let Some(text) = msg.get1::<String>() {
+                            slot.lock().expect("not poisoned").push(text);
+                        }
+                        true
+                    }),
+                );
+                let texts = h::subscription::delivered_texts();
+                Box::new(move || {
+                    for text in &texts {
+                        tx.send(service::ping_with(text))
+                            .map_err(|()| anyhow!("sending Ping failed"))?;
+                    }
+                    tx.channel().flush();
+                    let texts = loop {
+                        {
+                            let mut got = received.lock().expect("not poisoned");
+                            if got.last().map(String::as_str) == Some(h::SIGNAL_TEXT) {
+                                break std::mem::take(&mut *got);
+                            }
+                        }
+                        rx.process(PROCESS_WAIT)?;
+                    };
+                    h::subscription::delivered_digest(&texts, scope)
+                })
+            }
+            IpcOp::Subscription(SubscriptionOp::Burst(n)) => {
+                // libdbus reads the consumer's socket only inside `process`: during the burst
+                // the signals wait in the bus's queue and the socket.
+                let tx = connect(&t)?;
+                let rx = connect(&t)?;
+                let received = Arc::new(Mutex::new(Vec::<String>::new()));
+                let slot = received.clone();
+                rx.add_match(ping_rule()?, move |(text,): (String,), _: &Connection, _: &Message| {
+                    slot.lock().expect("not poisoned").push(text);
+                    true
+                })?;
+                let texts: Vec<String> = (0..n).map(h::subscription::burst_text).collect();
+                Box::new(move || {
+                    for text in &texts {
+                        tx.send(service::ping_with(text))
+                            .map_err(|()| anyhow!("sending Ping failed"))?;
+                    }
+                    tx.send(service::ping_with(h::subscription::BURST_END))
+                        .map_err(|()| anyhow!("sending Ping failed"))?;
+                    tx.channel().flush();
+                    let texts = loop {
+                        {
+                            let mut got = received.lock().expect("not poisoned");
+                            if got.last().map(String::as_str) == Some(h::subscription::BURST_END) {
+                                got.pop();
+                                break std::mem::take(&mut *got);
+                            }
+                        }
+                        rx.process(PROCESS_WAIT)?;
+                    };
+                    h::subscription::burst_digest(&texts, n)
+                })
+            }
+            IpcOp::Subscription(SubscriptionOp::MatchChurn) => {
+                // The bus's AddMatch and RemoveMatch, each a blocking call that waits
+                // for its reply (no callback registered: only the rule on the bus).
+                let conn = connect(&t)?;
+                let rule = h::subscription::churn_rule();
+                Box::new(move || {
+                    conn.add_match_no_cb(&rule).context("AddMatch")?;
+                    conn.remove_match_no_cb(&rule).context("RemoveMatch")?;
+                    Ok(Digest::new().finish())
+                })
             }
             IpcOp::PropertyColdStart | IpcOp::RawSocket(_) | IpcOp::IdleConnections(_) => {
                 bail!("{op:?} is not a client operation")

@@ -426,7 +426,7 @@ impl h::Ipc for DbusAsyncIpc {
                 Some(format!("{READER_STOPS} GDBus writes one on every call without arguments (gdbus call, Introspect from \
                      GLib clients): the server stops answering anyone, so dbus-async cannot serve the benchmark service"))
             }
-            IpcOp::EmitReceive | IpcOp::Fanout(_) | IpcOp::NonmatchingRules(_) => Some(format!(
+            IpcOp::EmitReceive | IpcOp::Fanout(_) | IpcOp::NonmatchingRules(_) | IpcOp::Subscription(_) => Some(format!(
                 "{READER_STOPS} dbus-broker writes one in its empty replies (AddMatch): a subscriber never \
                  sees its AddMatch answered on dbus-broker (measured: subscribers not ready after 120 s)"
             )),
@@ -556,6 +556,8 @@ impl h::Ipc for DbusAsyncIpc {
             IpcOp::PropertyColdStart | IpcOp::RawSocket(_) | IpcOp::IdleConnections(_) => {
                 bail!("{op:?} is not a client operation")
             }
+            // Opt-in and not implemented here: `implements` says no, the harness answers for it.
+            IpcOp::Subscription(_) => bail!("{}", h::not_implemented(op)),
         })
     }
 

@@ -463,6 +463,8 @@ impl h::Ipc for BytestreamIpc {
             | IpcOp::IdleConnections(_) => {
                 bail!("{op:?} is not a client operation of this adapter")
             }
+            // Opt-in and not implemented here: `implements` says no, the harness answers for it.
+            IpcOp::Subscription(_) => bail!("{}", h::not_implemented(op)),
         })
     }
 

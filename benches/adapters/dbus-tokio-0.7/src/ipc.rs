@@ -22,7 +22,7 @@ use dbus::nonblock::stdintf::org_freedesktop_dbus::{Properties, RequestNameReply
 use dbus::nonblock::{MsgMatch, Proxy, SyncConnection};
 use dbus_tokio::connection::{from_channel, IOResourceError};
 use futures_util::{Stream, StreamExt};
-use harness::ipc::{self as h, IpcOp, Method, Transport};
+use harness::ipc::{self as h, IpcOp, Method, SubscriptionOp, Transport};
 use harness::{payload, Digest};
 use tokio::runtime::Runtime;
 use tokio::task::JoinHandle;
@@ -209,7 +209,9 @@ impl h::Ipc for DbusTokioIpc {
     }
 
     fn implements(&self, op: IpcOp) -> bool {
-        !op.opt_in() || matches!(op, IpcOp::InFlight(_) | IpcOp::IdleConnections(_) | IpcOp::FdPassing(_))
+        !op.opt_in()
+            || matches!(op, IpcOp::InFlight(_) | IpcOp::IdleConnections(_) | IpcOp::FdPassing(_))
+            || op == IpcOp::Subscription(SubscriptionOp::MatchChurn)
     }
 
     /// `Channel::open_private` + `register` (Hello) made async, its I/O task on this
@@ -348,6 +350,23 @@ impl h::Ipc for DbusTokioIpc {
             }
             IpcOp::PropertyColdStart | IpcOp::RawSocket(_) | IpcOp::IdleConnections(_) => {
                 bail!("{op:?} is not a client operation")
+            }
+            IpcOp::Subscription(
+                SubscriptionOp::Burst(_) | SubscriptionOp::Delivered(_) | SubscriptionOp::NameOwnerChurn(_),
+            ) => {
+                bail!("{}", h::not_implemented(op))
+            }
+            IpcOp::Subscription(SubscriptionOp::MatchChurn) => {
+                // The bus's AddMatch and RemoveMatch (nonblock `*_match_no_cb`), each reply awaited.
+                let bus = rt.block_on(connect(&t))?;
+                let rule = h::subscription::churn_rule();
+                Box::new(move || {
+                    rt.block_on(async {
+                        bus.conn.add_match_no_cb(&rule).await.context("AddMatch")?;
+                        bus.conn.remove_match_no_cb(&rule).await.context("RemoveMatch")
+                    })?;
+                    Ok(Digest::new().finish())
+                })
             }
         })
     }

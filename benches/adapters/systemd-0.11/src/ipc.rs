@@ -25,7 +25,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use anyhow::{anyhow, bail, ensure, Context, Result};
-use harness::ipc::{self as h, IpcOp, Method, Transport};
+use harness::ipc::{self as h, IpcOp, Method, SubscriptionOp, Transport};
 use harness::payload::{self, Body};
 use harness::Digest;
 use systemd::bus::types::{UnixFd, Variant};
@@ -42,6 +42,21 @@ const OBJECT_MANAGER: &CStr = c"org.freedesktop.DBus.ObjectManager";
 /// A D-Bus error reply (the crate's `bus::Error` holds raw pointers, so it is copied into text).
 fn dbus_error(e: bus::Error) -> anyhow::Error {
     anyhow!("error reply {e}")
+}
+
+/// `signal/match-churn`: the bus's own `AddMatch` or `RemoveMatch` with `rule`,
+/// its reply awaited (`sd_bus_call`). Not `sd_bus_add_match` and a slot unref:
+/// sd-bus sends that RemoveMatch without waiting for its reply.
+fn bus_rule_call(bus: &mut Bus, member: &CStr, rule: &str) -> Result<()> {
+    let mut msg = bus.new_method_call(
+        c"org.freedesktop.DBus",
+        c"/org/freedesktop/DBus",
+        c"org.freedesktop.DBus",
+        member,
+    )?;
+    msg.append(rule)?;
+    msg.call(0).map_err(dbus_error)?;
+    Ok(())
 }
 
 /// A client connection: SASL and Hello on a bus, SASL only peer to peer.
@@ -236,10 +251,16 @@ impl Drop for IdleConnection {
 /// Sends `Ping` and waits until it is written (sd-bus writes at once when
 /// nothing is queued; `flush` writes what it could not).
 fn emit_ping(bus: &mut BusRef) -> Result<()> {
-    let mut sig = bus.new_signal(h::OBJECT_PATH, h::INTERFACE, h::SIGNAL)?;
-    sig.append(h::SIGNAL_TEXT)?;
-    sig.send_no_reply()?;
+    emit_ping_text(bus, h::SIGNAL_TEXT)?;
     bus.flush()?;
+    Ok(())
+}
+
+/// Queues (or writes) one `Ping` with `text`; `flush` writes what is queued.
+fn emit_ping_text(bus: &mut BusRef, text: &str) -> Result<()> {
+    let mut sig = bus.new_signal(h::OBJECT_PATH, h::INTERFACE, h::SIGNAL)?;
+    sig.append(text)?;
+    sig.send_no_reply()?;
     Ok(())
 }
 
@@ -255,6 +276,42 @@ fn ping_receiver(t: &Transport, extra_rules: usize) -> Result<Bus> {
 
 /// The digest of the next `Ping`: its text. Other messages (NameAcquired) are dropped.
 fn receive_ping(bus: &mut BusRef) -> Result<u64> {
+    let mut d = Digest::new();
+    d.str(&receive_ping_text(bus)?);
+    Ok(d.finish())
+}
+
+/// (name, new owner) of the next NameOwnerChanged.
+fn receive_name_owner_changed(bus: &mut BusRef) -> Result<(String, String)> {
+    loop {
+        match bus.process()? {
+            Some(Some(mut msg)) => {
+                if msg.type_() == MessageType::Signal
+                    && msg.member().map(CStr::to_bytes) == Some(b"NameOwnerChanged".as_slice())
+                {
+                    let mut it = msg.iter()?;
+                    let name = it
+                        .next::<&str>()?
+                        .context("NameOwnerChanged without a name")?
+                        .to_owned();
+                    let _old = it.next::<&str>()?;
+                    let new = it
+                        .next::<&str>()?
+                        .context("NameOwnerChanged without a new owner")?
+                        .to_owned();
+                    return Ok((name, new));
+                }
+            }
+            Some(None) => {}
+            None => {
+                bus.wait(None)?;
+            }
+        }
+    }
+}
+
+/// The text of the next `Ping`.
+fn receive_ping_text(bus: &mut BusRef) -> Result<String> {
     loop {
         match bus.process()? {
             Some(Some(mut msg)) => {
@@ -262,9 +319,7 @@ fn receive_ping(bus: &mut BusRef) -> Result<u64> {
                     && msg.interface().map(CStr::to_bytes) == Some(h::INTERFACE.as_bytes())
                     && msg.member().map(CStr::to_bytes) == Some(h::SIGNAL.as_bytes());
                 if is_ping {
-                    let mut d = Digest::new();
-                    d.str(msg.iter()?.next::<&str>()?.context("Ping without its text")?);
-                    return Ok(d.finish());
+                    return Ok(msg.iter()?.next::<&str>()?.context("Ping without its text")?.to_owned());
                 }
             }
             Some(None) => {}
@@ -321,6 +376,15 @@ impl h::Ipc for SdBusIpc {
         !op.opt_in()
             || matches!(op, IpcOp::InFlight(_) | IpcOp::IdleConnections(_) | IpcOp::FdPassing(_))
             || matches!(op, IpcOp::PropertyGetAll(_) | IpcOp::ManagedObjects(_))
+            || matches!(
+                op,
+                IpcOp::Subscription(
+                    SubscriptionOp::MatchChurn
+                        | SubscriptionOp::Burst(_)
+                        | SubscriptionOp::Delivered(_)
+                        | SubscriptionOp::NameOwnerChurn(_)
+                )
+            )
     }
 
     /// sd-bus connects lazily: `unique_name` waits until SASL is done and Hello answered.
@@ -418,6 +482,86 @@ impl h::Ipc for SdBusIpc {
                 let mut client = Client::new(&t)?;
                 let member = CString::new(Method::InOutInt.member())?;
                 Box::new(move || client.in_flight(n, &member))
+            }
+            IpcOp::Subscription(SubscriptionOp::NameOwnerChurn(scope)) => {
+                let names = h::subscription::churn_names();
+                let mut tx = connect(&t)?;
+                let mut rx = connect(&t)?;
+                let rule = CString::new(h::subscription::name_owner_rule(scope, &names.1))?;
+                raw::add_match(&rx, &rule).context("AddMatch")?;
+                let cnames = (CString::new(names.0.as_str())?, CString::new(names.1.as_str())?);
+                Box::new(move || {
+                    for name in std::iter::repeat_n(&cnames.0, h::subscription::NAME_CHURNS).chain([&cnames.1]) {
+                        tx.request_name(name.as_c_str(), 0)?;
+                        tx.release_name(name.as_c_str())?;
+                    }
+                    let mut received = Vec::new();
+                    loop {
+                        let (name, new) = receive_name_owner_changed(&mut rx)?;
+                        let end = name == names.1 && new.is_empty();
+                        received.push((name, new));
+                        if end {
+                            break;
+                        }
+                    }
+                    h::subscription::name_churn_digest(&received, scope, &names)
+                })
+            }
+            IpcOp::Subscription(SubscriptionOp::Delivered(scope)) => {
+                // sd_bus_add_match with the rule: AddMatch on the bus, and sd-bus's own match
+                // tree (argN included) for what arrives.
+                let mut tx = connect(&t)?;
+                let mut rx = connect(&t)?;
+                raw::add_match(&rx, &CString::new(h::subscription::delivered_rule(scope))?).context("AddMatch")?;
+                let texts = h::subscription::delivered_texts();
+                Box::new(move || {
+                    for text in &texts {
+                        emit_ping_text(&mut tx, text)?;
+                    }
+                    tx.flush()?;
+                    let mut received = Vec::new();
+                    loop {
+                        let text = receive_ping_text(&mut rx)?;
+                        let end = text == h::SIGNAL_TEXT;
+                        received.push(text);
+                        if end {
+                            break;
+                        }
+                    }
+                    h::subscription::delivered_digest(&received, scope)
+                })
+            }
+            IpcOp::Subscription(SubscriptionOp::Burst(n)) => {
+                // sd-bus reads the consumer's socket only inside `process`: during the burst
+                // the signals wait in the bus's queue and the socket.
+                let mut tx = connect(&t)?;
+                let mut rx = ping_receiver(&t, 0)?;
+                let texts: Vec<String> = (0..n).map(h::subscription::burst_text).collect();
+                Box::new(move || {
+                    for text in &texts {
+                        emit_ping_text(&mut tx, text)?;
+                    }
+                    emit_ping_text(&mut tx, h::subscription::BURST_END)?;
+                    tx.flush()?;
+                    let mut received = Vec::with_capacity(n);
+                    loop {
+                        let text = receive_ping_text(&mut rx)?;
+                        if text == h::subscription::BURST_END {
+                            break;
+                        }
+                        received.push(text);
+                    }
+                    h::subscription::burst_digest(&received, n)
+                })
+            }
+            IpcOp::Subscription(SubscriptionOp::MatchChurn) => {
+                let mut bus = connect(&t)?;
+                let rule = h::subscription::churn_rule();
+                Box::new(move || {
+                    bus_rule_call(&mut bus, c"AddMatch", &rule)?;
+                    bus_rule_call(&mut bus, c"RemoveMatch", &rule)?;
+                    Ok(Digest::new().finish())
+                })
             }
             IpcOp::PropertyColdStart | IpcOp::RawSocket(_) | IpcOp::IdleConnections(_) => {
                 bail!("{op:?} is not a client operation")

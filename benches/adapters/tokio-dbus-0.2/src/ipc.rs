@@ -464,6 +464,8 @@ impl h::Ipc for TokioDbusIpc {
             IpcOp::PropertyColdStart | IpcOp::RawSocket(_) | IpcOp::IdleConnections(_) => {
                 bail!("{op:?} is not a client operation")
             }
+            // Opt-in and not implemented here: `implements` says no, the harness answers for it.
+            IpcOp::Subscription(_) => bail!("{}", h::not_implemented(op)),
         })
     }
 

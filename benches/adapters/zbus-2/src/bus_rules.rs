@@ -49,6 +49,12 @@ pub fn add_rule(dbus: &fdo::DBusProxy<'_>, rule: &str) -> Result<()> {
     Ok(())
 }
 
+/// RemoveMatch of a rule added with [`add_rule`] (`signal/match-churn`).
+pub fn remove_rule(dbus: &fdo::DBusProxy<'_>, rule: &str) -> Result<()> {
+    dbus.remove_match(rule)?;
+    Ok(())
+}
+
 /// DO_NOT_QUEUE alone, through the bus' own RequestName: zbus 2's
 /// `request_name` adds REPLACE_EXISTING and has no variant with flags.
 pub fn request_name(conn: &blocking::Connection, name: &str) -> Result<()> {

@@ -30,6 +30,12 @@ pub fn add_rule(dbus: &fdo::DBusProxy<'_>, rule: &str) -> Result<()> {
     Ok(())
 }
 
+/// RemoveMatch of a rule added with [`add_rule`] (`signal/match-churn`).
+pub fn remove_rule(dbus: &fdo::DBusProxy<'_>, rule: &str) -> Result<()> {
+    dbus.remove_match_rule(MatchRule::try_from(rule)?)?;
+    Ok(())
+}
+
 /// DO_NOT_QUEUE alone: fails (zbus::Error::NameTaken) when the name is owned.
 pub fn request_name(conn: &blocking::Connection, name: &str) -> zbus::Result<()> {
     conn.request_name_with_flags(name, zbus::fdo::RequestNameFlags::DoNotQueue.into())?;

@@ -203,10 +203,15 @@ pub fn c_header(canon: &Value) -> String {
         "ping_rule",
         "nonmatching_rule",
         "fd_interface",
+        "churn_rule",
+        "burst_text",
+        "burst_end",
+        "delivered_noise_text",
+        "delivered_arg0_rule",
     ] {
         let _ = writeln!(w, "#define CANON_{} {}", key.to_uppercase(), lit(s(svc, key)));
     }
-    for key in ["in_int", "out_int", "echo_modulus", "fd_read_limit"] {
+    for key in ["in_int", "out_int", "echo_modulus", "fd_read_limit", "delivered_noise"] {
         let _ = writeln!(w, "#define CANON_{} {}", key.to_uppercase(), svc[key]);
     }
     let _ = writeln!(

@@ -5,7 +5,13 @@
 //! `fault-unwrap`, `fault-wrong-reply` (its server echoes bytes with the
 //! first one changed: every client of it fails, its own client is sound),
 //! `fault-hang-list` (`list` never answers: a runner interrupted while it
-//! asks the adapters what they are).
+//! asks the adapters what they are), `fault-skip-add-match` (its
+//! `signal/match-churn` client never sends AddMatch, only RemoveMatch: the
+//! bus's MatchRuleNotFound must fail the cell), `fault-drop-signal` (its
+//! `signal/burst/<n>` consumer loses one Ping of each burst: verification
+//! must report it lost), `fault-broad-rule` (its `signal/delivered/arg0`
+//! subscriber installs the broad rule: verification must report 10 Pings
+//! delivered where 1 is right).
 //! The adapter id is that file name, so one binary plays many adapters.
 //! `FAULT_ADAPTER_AS=<name>` picks the fault instead, keeping the id (the same
 //! adapter, deliberately slowed, for `compare` tests). `FAULT_ADAPTER_LOG=FILE`
@@ -19,7 +25,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use bus::raw_client::RawConnection;
-use harness::ipc::{self, Ipc, IpcOp, Method, Transport};
+use harness::ipc::{self, Ipc, IpcOp, Method, SubscriptionOp, Transport};
 use harness::scenario::Shape;
 use harness::wire::Value;
 use harness::{wire, AdapterInfo, Body, Codec, Digest};
@@ -50,6 +56,12 @@ enum Fault {
     /// The server answers `EchoBytes` with its first byte changed (a broken
     /// server for the interop check; the client side is correct).
     WrongReply,
+    /// `signal/match-churn` sends RemoveMatch without the AddMatch before it.
+    SkipAddMatch,
+    /// `signal/burst/<n>`'s consumer drops the second Ping it receives.
+    DropSignal,
+    /// `signal/delivered/arg0`'s subscriber installs the broad rule instead.
+    BroadRule,
 }
 
 struct Faulty {
@@ -68,6 +80,9 @@ fn fault_from_name(name: &str) -> Fault {
         "fault-exit" => Fault::Exit,
         "fault-unwrap" => Fault::Unwrap,
         "fault-wrong-reply" => Fault::WrongReply,
+        "fault-skip-add-match" => Fault::SkipAddMatch,
+        "fault-drop-signal" => Fault::DropSignal,
+        "fault-broad-rule" => Fault::BroadRule,
         _ => Fault::None,
     }
 }
@@ -186,9 +201,14 @@ fn plain_body(values: &[wire::Value]) -> Option<Body> {
 /// with buses and servers that die.
 struct RawIpc {
     wrong_reply: bool,
+    skip_add_match: bool,
+    drop_signal: bool,
+    broad_rule: bool,
 }
 
-const SUPPORTED_IPC: &str = "the fault adapter serves only call/void and call/echo-bytes/* on a bus";
+const SUPPORTED_IPC: &str =
+    "the fault adapter serves only call/void, call/echo-bytes/*, signal/match-churn, signal/burst/* and \
+     signal/delivered/* on a bus";
 
 fn bus_socket(t: &Transport) -> Result<(&std::path::Path, &str)> {
     match t {
@@ -203,8 +223,13 @@ impl Ipc for RawIpc {
     fn unsupported_ipc(&self, op: IpcOp, p2p: bool) -> Option<String> {
         match op {
             IpcOp::Call(Method::Void) | IpcOp::EchoBytes(_) if !p2p => None,
+            IpcOp::Subscription(_) if !p2p => None,
             _ => Some(SUPPORTED_IPC.into()),
         }
+    }
+
+    fn implements(&self, op: IpcOp) -> bool {
+        !op.opt_in() || matches!(op, IpcOp::Subscription(_))
     }
 
     fn serve(&mut self, t: &Transport, ready: &mut dyn FnMut()) -> Result<()> {
@@ -237,6 +262,46 @@ impl Ipc for RawIpc {
             name.to_string(),
         );
         c.hello()?;
+        if op == IpcOp::Subscription(SubscriptionOp::MatchChurn) {
+            let rule = vec![Value::Str(ipc::subscription::churn_rule())];
+            let skip_add = self.skip_add_match;
+            return Ok(Box::new(move || {
+                if !skip_add {
+                    c.bus_call("AddMatch", &rule)?;
+                }
+                c.bus_call("RemoveMatch", &rule)?;
+                Ok(Digest::new().finish())
+            }));
+        }
+        if let IpcOp::Subscription(SubscriptionOp::Burst(n)) = op {
+            let mut texts: Vec<String> = (0..n).map(ipc::subscription::burst_text).collect();
+            texts.push(ipc::subscription::BURST_END.into());
+            let (rule, drop_one) = (ipc::ping_rule(), self.drop_signal);
+            let mut through = pings_through(c, socket, &rule, texts, ipc::subscription::BURST_END)?;
+            return Ok(Box::new(move || {
+                let mut received = through()?;
+                received.pop(); // the end marker
+                if drop_one && received.len() > 1 {
+                    received.remove(1);
+                }
+                ipc::subscription::burst_digest(&received, n)
+            }));
+        }
+        if let IpcOp::Subscription(SubscriptionOp::NameOwnerChurn(scope)) = op {
+            return name_owner_churn(c, socket, scope, self.broad_rule);
+        }
+        if let IpcOp::Subscription(SubscriptionOp::Delivered(scope)) = op {
+            let rule = if self.broad_rule {
+                ipc::ping_rule()
+            } else {
+                ipc::subscription::delivered_rule(scope)
+            };
+            let texts = ipc::subscription::delivered_texts();
+            let mut through = pings_through(c, socket, &rule, texts, ipc::SIGNAL_TEXT)?;
+            return Ok(Box::new(move || {
+                ipc::subscription::delivered_digest(&through()?, scope)
+            }));
+        }
         let (member, args) = match op {
             IpcOp::Call(Method::Void) => ("Void", vec![]),
             IpcOp::EchoBytes(n) => {
@@ -262,6 +327,78 @@ impl Ipc for RawIpc {
     fn cold_start(&mut self, _: &Transport) -> Result<Vec<(String, String)>> {
         anyhow::bail!("{SUPPORTED_IPC}")
     }
+}
+
+/// The signal families on the bus crate's raw client: a closure that has `tx`
+/// emit `texts` as `Ping`s while a second connection (its rule `rule`) reads
+/// nothing, then reads that connection up to the Ping `end` and returns the
+/// texts delivered, `end` included.
+fn pings_through(
+    mut tx: RawConnection,
+    socket: &std::path::Path,
+    rule: &str,
+    texts: Vec<String>,
+    end: &'static str,
+) -> Result<impl FnMut() -> Result<Vec<String>>> {
+    let mut rx = RawConnection::connect(socket, Duration::from_secs(10))?;
+    rx.hello()?;
+    rx.add_matches(&[rule.to_string()])?;
+    Ok(move || {
+        for text in &texts {
+            let text = Value::Str(text.clone());
+            tx.signal(ipc::OBJECT_PATH, ipc::INTERFACE, ipc::SIGNAL, &[text])?;
+        }
+        let mut received = Vec::new();
+        loop {
+            let m = rx.recv()?;
+            if m.header.field_str(wire::FIELD_MEMBER) != Some(ipc::SIGNAL) {
+                continue;
+            }
+            let text = m.values.first().and_then(Value::as_str).unwrap_or_default().to_string();
+            let done = text == end;
+            received.push(text);
+            if done {
+                return Ok(received);
+            }
+        }
+    })
+}
+
+/// `signal/name-owner-churn/<scope>` on the raw client (`broad` installs the
+/// broad rule whatever the scope: `fault-broad-rule`).
+fn name_owner_churn<'a>(
+    mut tx: RawConnection,
+    socket: &std::path::Path,
+    scope: ipc::subscription::RuleScope,
+    broad: bool,
+) -> Result<Box<dyn FnMut() -> Result<u64> + 'a>> {
+    use ipc::subscription::{self as sub, RuleScope};
+    let names = sub::churn_names();
+    let mut rx = RawConnection::connect(socket, Duration::from_secs(10))?;
+    rx.hello()?;
+    let rule_scope = if broad { RuleScope::Broad } else { scope };
+    rx.add_matches(&[sub::name_owner_rule(rule_scope, &names.1)])?;
+    Ok(Box::new(move || {
+        for name in std::iter::repeat_n(&names.0, sub::NAME_CHURNS).chain([&names.1]) {
+            tx.bus_call("RequestName", &[Value::Str(name.clone()), Value::U32(4)])?;
+            tx.bus_call("ReleaseName", &[Value::Str(name.clone())])?;
+        }
+        let mut received = Vec::new();
+        loop {
+            let m = rx.recv()?;
+            if m.header.field_str(wire::FIELD_MEMBER) != Some("NameOwnerChanged") {
+                continue;
+            }
+            let arg = |i: usize| m.values.get(i).and_then(Value::as_str).unwrap_or_default().to_string();
+            let (name, new) = (arg(0), arg(2));
+            let end = name == names.1 && new.is_empty();
+            received.push((name, new));
+            if end {
+                break;
+            }
+        }
+        sub::name_churn_digest(&received, scope, &names)
+    }))
 }
 
 fn main() -> ExitCode {
@@ -295,6 +432,9 @@ fn main() -> ExitCode {
         move || Faulty { fault, calls: 0 },
         move || RawIpc {
             wrong_reply: fault == Fault::WrongReply,
+            skip_add_match: fault == Fault::SkipAddMatch,
+            drop_signal: fault == Fault::DropSignal,
+            broad_rule: fault == Fault::BroadRule,
         },
     )
 }

@@ -1,0 +1,189 @@
+//! The subscription families of issue 31 (`harness/src/ipc/subscription.rs`):
+//! `signal/match-churn`, `signal/burst/<n>` and `signal/delivered/<scope>`
+//! give verified values where an adapter has code for them and honest
+//! reasons elsewhere, and each one's verification fails on a broken client
+//! (an AddMatch that never reached the bus, a Ping dropped by the consumer,
+//! a rule that delivers what arg0 should have kept out).
+
+use crate::common::*;
+use harness::results::{CellStatus, Outcome, ResultsFile};
+
+const CHURN: &str = "signal/match-churn";
+
+fn reason_of(r: &ResultsFile, adapter: &str, scenario: &str, bus: &str) -> String {
+    let c = r
+        .cells
+        .iter()
+        .find(|c| c.adapter == adapter && c.scenario == scenario && c.bus.as_deref() == Some(bus))
+        .unwrap_or_else(|| panic!("no cell {adapter} {scenario} {bus}"));
+    match &c.outcome {
+        Outcome::Unsupported { reason } => reason.clone(),
+        _ => c.reason().unwrap_or_default().to_string(),
+    }
+}
+
+#[test]
+fn match_churn_fails_when_the_client_skips_add_match() {
+    let setup = fault_setup_with_buses(
+        "match-churn-fault",
+        &["fault-ok", "fault-skip-add-match"],
+        &[CHURN],
+        &["dbus-daemon"],
+    );
+    let o = setup
+        .command(&[
+            "run",
+            "--profile",
+            "smoke",
+            "--quiet",
+            "--out",
+            setup.out().to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "a failed cell must give exit 1:\n{}",
+        text(&o)
+    );
+    let r = validate(&results_file(&setup.out()));
+    assert_eq!(status_of(&r, "fault-ok", CHURN), CellStatus::Ok);
+    assert_eq!(status_of(&r, "fault-skip-add-match", CHURN), CellStatus::Failed);
+    let why = reason_of(&r, "fault-skip-add-match", CHURN, "dbus-daemon");
+    assert!(why.contains(harness::ipc::subscription::MATCH_RULE_NOT_FOUND), "{why}");
+}
+
+#[test]
+fn burst_and_delivered_fail_on_a_dropped_signal_and_a_wrong_delivery_count() {
+    let setup = fault_setup_with_buses(
+        "signal-faults",
+        &["fault-ok", "fault-drop-signal", "fault-broad-rule"],
+        &[BURST, BROAD, ARG0, NOC_BROAD, NOC_ARG0],
+        &["dbus-daemon"],
+    );
+    let o = setup
+        .command(&[
+            "run",
+            "--profile",
+            "smoke",
+            "--quiet",
+            "--out",
+            setup.out().to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "a failed cell must give exit 1:\n{}",
+        text(&o)
+    );
+    let r = validate(&results_file(&setup.out()));
+    for s in [BURST, BROAD, ARG0, NOC_BROAD, NOC_ARG0] {
+        assert_eq!(status_of(&r, "fault-ok", s), CellStatus::Ok, "{s}");
+    }
+    // One Ping of the burst dropped by the consumer: reported lost, with the counts.
+    assert_eq!(
+        status_of(&r, "fault-drop-signal", "signal/burst/100"),
+        CellStatus::Failed
+    );
+    let why = reason_of(&r, "fault-drop-signal", "signal/burst/100", "dbus-daemon");
+    assert!(why.contains("received 99, lost 1"), "{why}");
+    // The broad rule where arg0 was asked for: 10 delivered, 1 is right.
+    assert_eq!(
+        status_of(&r, "fault-broad-rule", "signal/delivered/broad"),
+        CellStatus::Ok
+    );
+    assert_eq!(
+        status_of(&r, "fault-broad-rule", "signal/delivered/arg0"),
+        CellStatus::Failed
+    );
+    let why = reason_of(&r, "fault-broad-rule", "signal/delivered/arg0", "dbus-daemon");
+    assert!(why.contains("delivered 10 Pings (9 non-matching)"), "{why}");
+    // The same fault under NameOwnerChanged churn: the churned name's 20 changes delivered.
+    assert_eq!(status_of(&r, "fault-broad-rule", NOC_BROAD), CellStatus::Ok);
+    assert_eq!(status_of(&r, "fault-broad-rule", NOC_ARG0), CellStatus::Failed);
+    let why = reason_of(&r, "fault-broad-rule", NOC_ARG0, "dbus-daemon");
+    assert!(why.contains("for the churned name 20 (must be 0)"), "{why}");
+}
+
+/// Who has code for which family (the rest of the adapters with a transport say
+/// "this adapter does not implement <family> yet", or their library's reason).
+/// zbus-2 compiles zbus-3's `ipc_2_3.rs` (churn, burst): zbus-3 stands for both here.
+const IMPLEMENTED: [(&str, &[&str]); 8] = [
+    ("zbus-6", &[CHURN, BURST, BROAD, ARG0, NOC_BROAD, NOC_ARG0]),
+    ("zbus-5", &[CHURN, BURST, BROAD, ARG0, NOC_BROAD, NOC_ARG0]),
+    ("zbus-3", &[CHURN, BURST]),
+    ("dbus-0.9", &[CHURN, BURST, BROAD, ARG0, NOC_BROAD, NOC_ARG0]),
+    ("dbus-tokio-0.7", &[CHURN]),
+    ("rustbus-0.19", &[CHURN, BURST, BROAD, ARG0, NOC_BROAD, NOC_ARG0]),
+    ("systemd-0.11", &[CHURN, BURST, BROAD, ARG0, NOC_BROAD, NOC_ARG0]),
+    ("libdbus-c-1.14", &[CHURN, BURST, BROAD, ARG0]),
+];
+const BURST: &str = "signal/burst/100";
+const BROAD: &str = "signal/delivered/broad";
+const ARG0: &str = "signal/delivered/arg0";
+const NOC_BROAD: &str = "signal/name-owner-churn/broad";
+const NOC_ARG0: &str = "signal/name-owner-churn/arg0";
+
+#[test]
+fn subscription_cells_have_values_or_honest_reasons() {
+    let out = TempDir::new("subscriptions");
+    let not_yet = ["zbus-1", "gio-0.22", "jeepney-0.8"];
+    let adapters: Vec<&str> = IMPLEMENTED
+        .iter()
+        .map(|(a, _)| *a)
+        .chain(not_yet)
+        .chain(["dbus-async-2"])
+        .collect();
+    let scenarios = [CHURN, BURST, BROAD, ARG0, NOC_BROAD, NOC_ARG0];
+    let o = smoke_run_of_repo(
+        out.path(),
+        &[
+            "--adapters",
+            &adapters.join(","),
+            "--scenarios",
+            &scenarios.join(","),
+            "--buses",
+            "dbus-daemon,p2p",
+        ],
+    )
+    .output()
+    .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let r = validate(&results_file(out.path()));
+    for (a, families) in IMPLEMENTED {
+        for s in scenarios {
+            let c = r
+                .cells
+                .iter()
+                .find(|c| c.adapter == a && c.scenario == s && c.bus.as_deref() == Some("dbus-daemon"))
+                .unwrap_or_else(|| panic!("no cell {a} {s}"));
+            if families.contains(&s) {
+                assert_eq!(c.status(), CellStatus::Ok, "{a} {s}: {:?}", c.outcome);
+                assert!(c.measurement().unwrap().wall.median_ns.point > 0.0);
+            } else {
+                let family = &s[..s.rfind('/').unwrap()];
+                assert_eq!(
+                    reason_of(&r, a, s, "dbus-daemon"),
+                    format!("this adapter does not implement {family} yet")
+                );
+            }
+            // Peer to peer there is no bus to hold a rule or route a signal, whatever the library.
+            let why = reason_of(&r, a, s, "p2p");
+            assert!(why.contains("peer to peer"), "{a} {s} p2p: {why}");
+        }
+    }
+    for a in not_yet {
+        for s in scenarios {
+            let family = if s == CHURN { s } else { &s[..s.rfind('/').unwrap()] };
+            assert_eq!(
+                reason_of(&r, a, s, "dbus-daemon"),
+                format!("this adapter does not implement {family} yet")
+            );
+        }
+    }
+    // Library facts come first: dbus-async stops reading on AddMatch replies.
+    assert!(reason_of(&r, "dbus-async-2", CHURN, "dbus-daemon").contains("AddMatch"));
+}
