@@ -37,6 +37,7 @@ mod matrix_smoke;
 mod matrix_validation;
 mod opt_in_ops;
 mod own_lockfiles;
+mod patch_rows;
 mod program_adapters;
 mod program_parsers;
 mod props;
