@@ -5,6 +5,7 @@
 
 pub mod build_times;
 pub mod compare;
+pub mod compare_pr;
 pub mod coverage;
 pub mod history;
 pub mod selection;
