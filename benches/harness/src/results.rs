@@ -379,6 +379,35 @@ pub struct AdapterRecord {
     /// What building this adapter adds to a build (`dbus-matrix build-times --into`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub build: Option<BuildRecord>,
+    /// A row built against a local source of a library (`run --patch`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub patch: Option<PatchRecord>,
+}
+
+/// What a patched row (`<adapter>+patch`, `run --patch`) was built from.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct PatchRecord {
+    /// The adapter whose code was built against the patched sources.
+    pub of: String,
+    pub crates: Vec<PatchedCrate>,
+}
+
+/// One crate (or program library) replaced by a local source.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct PatchedCrate {
+    pub name: String,
+    /// The crate's version, as cargo resolved the source; none for a
+    /// program's library (the row's `version` is what the program reports).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    /// The source directory, absolute.
+    pub path: String,
+    /// `git rev-parse HEAD` of the source, when it is in a git checkout.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub git_revision: Option<String>,
+    /// Whether that checkout had uncommitted changes (`git status --porcelain`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub git_dirty: Option<bool>,
 }
 
 /// Wall time of `cargo build --release -p <adapter package>` in a target

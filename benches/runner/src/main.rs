@@ -23,6 +23,7 @@ mod export;
 mod matrix;
 mod measure;
 mod output;
+mod patch;
 mod placement;
 mod process;
 mod progress;

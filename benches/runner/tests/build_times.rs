@@ -52,6 +52,7 @@ fn record(id: &str, library: &str, version: &str) -> AdapterRecord {
         loaded_bytes: Some(1_000_000),
         runtime: None,
         build: None,
+        patch: None,
     }
 }
 

@@ -41,6 +41,7 @@ mod matrix_validation;
 mod message_limit;
 mod opt_in_ops;
 mod own_lockfiles;
+mod patch_rows;
 mod portability_labels;
 mod program_adapters;
 mod program_parsers;

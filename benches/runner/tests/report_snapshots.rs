@@ -87,6 +87,14 @@ fn compare_markdown_and_json() {
 }
 
 #[test]
+fn compare_pr_comment() {
+    // The same gate as the other formats: run 2 regresses and breaks cells.
+    let (code, pr) = run(&["compare", "--format", "pr", "run-1.json", "run-2.json"]);
+    assert_eq!(code, Some(1));
+    insta::assert_snapshot!("compare-pr", pr);
+}
+
+#[test]
 fn history_markdown_and_json() {
     let (code, md) = run(&["history", "run-2.json", "run-1.json"]);
     assert_eq!(code, Some(0));

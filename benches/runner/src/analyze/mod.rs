@@ -6,6 +6,7 @@
 pub mod build_times;
 pub mod compare;
 pub mod compare_portable;
+pub mod compare_pr;
 pub mod coverage;
 pub mod history;
 pub mod selection;

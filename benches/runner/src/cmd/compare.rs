@@ -8,7 +8,16 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 use super::{check_significance, exit_code, CellFilter, OutputFormat, EXIT_REGRESSED};
-use crate::{analyze::compare, store};
+use crate::analyze::{compare, compare_pr};
+use crate::store;
+
+/// `compare`'s output: the common ones and the pull-request comment.
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum CompareFormat {
+    Markdown,
+    Json,
+    Pr,
+}
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -24,8 +33,10 @@ pub struct Args {
     /// (ok, now unsupported: verdict `dropped`) do not fail the gate.
     #[arg(long)]
     allow_missing: bool,
+    /// `pr`: a short pull-request comment (the changed cells by scenario
+    /// family, a verdict, the full table folded), under GitHub's size limit.
     #[arg(long, value_enum, default_value = "markdown")]
-    format: OutputFormat,
+    format: CompareFormat,
     #[command(flatten)]
     filter: CellFilter,
 }
@@ -42,6 +53,10 @@ pub fn exec(args: Args) -> Result<ExitCode> {
         allow_missing: args.allow_missing,
     };
     let c = compare::compare(&old, &new, &opts)?;
-    args.format.print(&c, compare::markdown)?;
+    match args.format {
+        CompareFormat::Markdown => OutputFormat::Markdown.print(&c, compare::markdown)?,
+        CompareFormat::Json => OutputFormat::Json.print(&c, compare::markdown)?,
+        CompareFormat::Pr => crate::output::out!("{}", compare_pr::render(&c))?,
+    }
     Ok(exit_code(c.passes(), EXIT_REGRESSED))
 }

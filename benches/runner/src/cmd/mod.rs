@@ -9,6 +9,7 @@ mod history;
 mod interop;
 mod list;
 mod list_families;
+mod patch;
 mod report;
 mod run;
 mod site;

@@ -91,6 +91,18 @@ pub struct Args {
     /// adapter with a lockfile of its own). scripts/build.sh reads it.
     #[arg(long, conflicts_with = "resume")]
     list_builds: bool,
+    /// Also run the selected adapters built against a local source of their
+    /// library, as rows `<adapter>+patch` beside the released ones
+    /// (comma-separated `CRATE=DIR`; a program adapter's library name for a
+    /// Python or Ruby source). Built in a copy of the workspace into
+    /// benches/target/patch/; with --resume, give the same patches again.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        value_name = "CRATE=DIR",
+        conflicts_with = "list_builds"
+    )]
+    patch: Vec<String>,
 }
 
 pub fn exec(args: Args, ctx: &Context) -> Result<ExitCode> {
@@ -114,7 +126,7 @@ pub fn exec(args: Args, ctx: &Context) -> Result<ExitCode> {
             }
         }
     }
-    let opts = run::RunOptions {
+    let mut opts = run::RunOptions {
         matrix,
         profile: args.profile,
         adapters: args.adapters,
@@ -142,6 +154,9 @@ pub fn exec(args: Args, ctx: &Context) -> Result<ExitCode> {
     if args.list_builds {
         run::preflight::list_builds(&opts)?;
         return Ok(ExitCode::SUCCESS);
+    }
+    if !args.patch.is_empty() {
+        super::patch::add_rows(&mut opts.matrix, &mut opts.adapters, &opts.bin_dir, &args.patch, ctx)?;
     }
     if args.preflight {
         run::preflight::check(&opts, &ctx.interrupted)?;

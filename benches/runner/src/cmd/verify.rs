@@ -15,12 +15,20 @@ pub struct Args {
     adapters: Vec<String>,
     #[arg(long, value_delimiter = ',')]
     scenarios: Vec<String>,
+    /// Also check the selected adapters built against a local source of
+    /// their library (`CRATE=DIR`, as `run --patch`), as `<adapter>+patch`.
+    #[arg(long, value_delimiter = ',', value_name = "CRATE=DIR")]
+    patch: Vec<String>,
 }
 
 pub fn exec(args: Args, ctx: &Context) -> Result<ExitCode> {
     crate::process::scratch::remove_dead_runs();
-    let m = ctx.load_matrix()?;
+    let mut m = ctx.load_matrix()?;
     let bin_dir = ctx.bin_dir()?;
+    let mut adapters = args.adapters;
+    if !args.patch.is_empty() {
+        super::patch::add_rows(&mut m, &mut adapters, &bin_dir, &args.patch, ctx)?;
+    }
     let is_codec = |id: &str| harness::scenario::find(id).is_some_and(|s| s.ipc_op().is_none());
     if !m.select_scenarios(&args.scenarios)?.iter().any(|s| is_codec(&s.id)) {
         anyhow::bail!(
@@ -29,7 +37,7 @@ pub fn exec(args: Args, ctx: &Context) -> Result<ExitCode> {
     }
     let scratch = Scratch::new("verify")?;
     let mut failures = 0;
-    let selected = m.select_adapters(&args.adapters)?;
+    let selected = m.select_adapters(&adapters)?;
     // Every missing binary named at once, before any adapter is asked.
     adapter::binaries(&bin_dir, &selected)?;
     for a in selected {

@@ -78,6 +78,10 @@ pub struct AdapterEntry {
     /// sources are absent).
     #[serde(skip)]
     pub own_lockfile: bool,
+    /// A row built against a local source of its library (`run --patch`),
+    /// added after the file was read; never in matrix.toml.
+    #[serde(skip)]
+    pub patched: Option<crate::patch::Patched>,
 }
 
 impl AdapterEntry {

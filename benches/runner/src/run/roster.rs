@@ -65,6 +65,7 @@ pub fn describe_all(
                     .map(|d| d.listing.runtime_with_interpreter())
                     .filter(|r| !r.is_empty()),
                 build: None,
+                patch: a.patched.as_ref().map(|p| p.record.clone()),
             });
         }
         roster.insert(a.id.clone(), RunAdapter { bin, described: d });

@@ -55,6 +55,9 @@ pub fn binaries(bin_dir: &Path, entries: &[&AdapterEntry]) -> Result<Vec<PathBuf
 
 /// Where `entry`'s executable is, and whether it is there.
 fn locate(bin_dir: &Path, entry: &AdapterEntry) -> (PathBuf, bool) {
+    if let Some(p) = &entry.patched {
+        return (p.bin.clone(), p.bin.is_file());
+    }
     if entry.unavailable_here().is_some() {
         // Never run: its listing is [`unavailable`], every cell decided by it.
         return (bin_dir.join(&entry.package), true);
@@ -127,12 +130,14 @@ pub fn refuse_runner(bin_dir: &Path, entry: &AdapterEntry) -> Result<()> {
 /// An adapter that names another id or library than matrix.toml is bad
 /// input: matrix.toml and the binaries disagree about what is measured.
 pub fn check_identity(entry: &AdapterEntry, binary: &Path, d: &Described) -> Result<()> {
-    if d.listing.id != entry.id {
+    // A patched row runs its adapter's code, which says the adapter's id.
+    let expected = entry.patched.as_ref().map_or(&entry.id, |p| &p.of);
+    if &d.listing.id != expected {
         bail!(
             "{} says it is adapter {:?}, but matrix.toml expects {:?}",
             binary.display(),
             d.listing.id,
-            entry.id
+            expected
         );
     }
     if d.listing.library != entry.library {
@@ -144,7 +149,9 @@ pub fn check_identity(entry: &AdapterEntry, binary: &Path, d: &Described) -> Res
         );
     }
     // Prebuilt (Nix), the library is nixpkgs' at the flake's pin and recorded as it is.
-    if let Some(line) = entry.version_line.as_deref().filter(|_| !crate::matrix::prebuilt()) {
+    // A patched source may be on another line (a branch's next version): its id says +patch.
+    let line = entry.version_line.as_deref().filter(|_| entry.patched.is_none());
+    if let Some(line) = line.filter(|_| !crate::matrix::prebuilt()) {
         if !on_line(&d.listing.version, line) {
             bail!(
                 "adapter {} runs {} {}, outside its line {line} (matrix.toml version_line): \
