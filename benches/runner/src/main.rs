@@ -30,7 +30,9 @@ mod progress;
 mod roles;
 mod run;
 mod signals;
+mod site;
 mod store;
+mod unhacked;
 
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -33,12 +33,12 @@ fn big_signal(serial: u32, sizes: &[usize]) -> Vec<u8> {
     ];
     let mut m = wire::encode_message(wire::MESSAGE_SIGNAL, wire::FLAG_NO_REPLY_EXPECTED, serial, &fields, &[]);
     assert_eq!(m[0], b'l', "little-endian header");
-    while m.len() % 8 != 0 {
+    while !m.len().is_multiple_of(8) {
         m.push(0);
     }
     let body_start = m.len();
     for &n in sizes {
-        while (m.len() - body_start) % 4 != 0 {
+        while !(m.len() - body_start).is_multiple_of(4) {
             m.push(0);
         }
         m.extend_from_slice(&(n as u32).to_le_bytes());

@@ -26,9 +26,9 @@ use harness::results::{BuildRecord, ResultsFile};
 use indicatif::ProgressBar;
 use serde::Serialize;
 
-use super::unhacked::{self, copy_tree};
 use crate::matrix::{AdapterEntry, Matrix};
 use crate::process::scratch::Scratch;
+use crate::unhacked::{self, copy_tree};
 use crate::{measure::binsize, process::adapter, process::exec, progress, store};
 
 pub struct Options<'a> {

@@ -113,10 +113,20 @@ pub fn render(c: &Comparison) -> String {
         c.alpha,
         c.threshold * 100.0
     );
-    let patched = c.cells.iter().any(|r| r.adapter.ends_with(crate::patch::SUFFIX));
+    if c.portable_only {
+        let _ = writeln!(
+            head,
+            "\nThe runs are from different machines: the verdicts judge portable figures only (instructions, \
+             allocations, bus messages); times are shown, not judged."
+        );
+    }
+    let patched = c
+        .cells
+        .iter()
+        .any(|r| r.adapter.ends_with(crate::matrix::patched::SUFFIX));
     let control = changed
         .iter()
-        .filter(|r| !r.adapter.ends_with(crate::patch::SUFFIX) && r.wall_median_ns.is_some())
+        .filter(|r| !r.adapter.ends_with(crate::matrix::patched::SUFFIX) && r.wall_median_ns.is_some())
         .count();
     if patched && control > 0 {
         let _ = writeln!(
@@ -223,6 +233,7 @@ mod tests {
                 verdict,
             }),
             instructions_per_op: None,
+            portable: Default::default(),
             verdict,
         }
     }
@@ -235,6 +246,7 @@ mod tests {
             alpha: 0.05,
             allow_missing: false,
             differences: vec![],
+            portable_only: false,
             cells,
         }
     }

@@ -12,5 +12,4 @@ pub mod history;
 pub mod selection;
 pub mod spread;
 pub mod stats;
-pub mod unhacked;
 pub mod verify;

@@ -1,7 +1,7 @@
 //! `dbus-matrix site RESULTS… --out DIR`: a static site of every results
 //! file found (directories walked): the newest headline tables, a page per
 //! scenario over runs, a compare view of any two runs
-//! (`export::site`). Files that do not load are reported and skipped.
+//! (`site`). Files that do not load are reported and skipped.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -9,8 +9,8 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 use super::check_significance;
-use crate::export::site;
 use crate::output::errln;
+use crate::site;
 
 #[derive(clap::Args)]
 pub struct Args {

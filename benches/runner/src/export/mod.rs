@@ -10,7 +10,6 @@ pub mod json;
 pub mod markdown;
 pub mod model;
 pub mod portable;
-pub mod site;
 #[cfg(test)]
 pub mod test_fixtures;
 

@@ -3,6 +3,7 @@
 //! whole file in `check`.
 
 mod check;
+pub mod patched;
 mod profile;
 pub mod roles;
 
@@ -81,7 +82,7 @@ pub struct AdapterEntry {
     /// A row built against a local source of its library (`run --patch`),
     /// added after the file was read; never in matrix.toml.
     #[serde(skip)]
-    pub patched: Option<crate::patch::Patched>,
+    pub patched: Option<patched::Patched>,
 }
 
 impl AdapterEntry {

@@ -19,9 +19,9 @@ use harness::results::PatchRecord;
 use serde_json::Value;
 
 use super::{crate_record, Patched, Spec};
-use crate::analyze::unhacked;
 use crate::matrix::{AdapterEntry, Matrix};
 use crate::output::errln;
+use crate::unhacked;
 
 fn cargo_program() -> PathBuf {
     std::env::var_os("CARGO").map_or_else(|| PathBuf::from("cargo"), PathBuf::from)

@@ -15,24 +15,12 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
-use harness::results::{PatchRecord, PatchedCrate};
+use harness::results::PatchedCrate;
 use sha2::{Digest, Sha256};
 
 use crate::matrix::{AdapterEntry, Matrix};
 
-/// The suffix of a patched row's id (and of the name its sockets take).
-pub const SUFFIX: &str = "+patch";
-
-/// What makes an adapter entry a patched row: where its executable is and
-/// what it was built from.
-#[derive(Debug, Clone)]
-pub struct Patched {
-    /// The adapter built against the patched sources (its listing says this id).
-    pub of: String,
-    /// The executable: the patched build's binary, or the program's wrapper.
-    pub bin: PathBuf,
-    pub record: PatchRecord,
-}
+pub use crate::matrix::patched::{Patched, SUFFIX};
 
 /// One `CRATE=PATH` of `--patch`.
 #[derive(Debug, Clone, PartialEq)]

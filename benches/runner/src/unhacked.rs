@@ -1,5 +1,5 @@
-//! The workspace as `build-times` builds it: a copy in which cargo-hakari's
-//! `workspace-hack` package depends on nothing.
+//! The workspace as `build-times` and `run --patch` build it: a copy in
+//! which cargo-hakari's `workspace-hack` package depends on nothing.
 //!
 //! The workspace-hack (benches/workspace-hack) unifies the features of every
 //! dependency of the workspace so that one dependency build serves every
