@@ -19,7 +19,7 @@ use anyhow::{Context, Result};
 use harness::results::{Cell, CellStatus, Measurement, Outcome, ResultsFile};
 use indicatif::ProgressBar;
 
-use super::bus_session::CurrentBus;
+use super::bus_session::{CurrentBus, SYSTEM_BUS};
 use super::cell::{self, CellContext};
 use super::plan::Planned;
 use super::roster::RunAdapter;
@@ -84,6 +84,11 @@ pub fn groups<'a>(plan: Vec<Planned<'a>>, profile: &Profile) -> Vec<Group<'a>> {
 /// A group cut into at most `parts` groups of whole adapters, balanced by
 /// estimate (each adapter, heaviest first, to the lightest part so far).
 fn split<'a>(group: Group<'a>, parts: usize, profile: &Profile) -> Vec<Group<'a>> {
+    if group.bus.is_some_and(|b| b.id == SYSTEM_BUS) {
+        // One bus both workers would share: servers own well-known names on
+        // it, so two halves at once would refuse each other's reference server.
+        return vec![group];
+    }
     let mut adapters: Vec<(&str, f64)> = Vec::new();
     for c in &group.cells {
         let e = cell_estimate(profile, c);
@@ -414,6 +419,35 @@ mod tests {
         assert_eq!(g.len(), 4, "codec and three buses");
         assert!(g[0].bus.is_none());
         assert_eq!(g[1].bus.unwrap().id, m.buses[0].id);
+    }
+
+    #[test]
+    fn the_system_bus_is_not_cut_in_two() {
+        let m = repo_matrix();
+        let mut profile = m.profile("quick").unwrap().clone();
+        profile.jobs = 2;
+        let system = crate::matrix::BusEntry {
+            id: SYSTEM_BUS.into(),
+            debian: None,
+            cargo: None,
+            crate_sha256: None,
+            nix: None,
+            nixos_implementation: None,
+        };
+        let plan: Vec<_> = m
+            .adapters
+            .iter()
+            .map(|a| Planned {
+                adapter: a,
+                scenario: harness::scenario::find("call/void").unwrap(),
+                bus: Some(&system),
+                role: Role::Same,
+            })
+            .collect();
+        let n = plan.len();
+        let g = groups(plan, &profile);
+        assert_eq!(g.len(), 1, "one group on the shared system bus");
+        assert_eq!(g[0].cells.len(), n);
     }
 
     #[test]
