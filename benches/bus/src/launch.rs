@@ -168,6 +168,9 @@ fn collect(mut r: impl Read + Send + 'static, log: Arc<Mutex<String>>) {
 }
 
 pub(crate) fn start(kind: BusKind, opts: &BusOptions) -> Result<RunningBus, BusError> {
+    if let Some(why) = kind.wrapper_unsupported().filter(|_| !opts.wrapper.is_empty()) {
+        return Err(BusError::Io(format!("{kind} cannot run under a wrapper: {why}")));
+    }
     let program = find_program(kind)?;
     // Removed on drop: by any early return below, as by the bus's teardown.
     let dir = PrivateDir::create(kind.id())?;
@@ -249,6 +252,9 @@ pub(crate) fn start(kind: BusKind, opts: &BusOptions) -> Result<RunningBus, BusE
             .arg(&journal_dir)
             .arg(&program)
             .arg(&config_path);
+            if !opts.wrapper.is_empty() {
+                cmd.args(&opts.wrapper).args(&opts.wrapper_children);
+            }
             cmd.env("LISTEN_FDS", "1").env("DBUS_SESSION_BUS_ADDRESS", &address);
             let fd = listener.as_raw_fd();
             // SAFETY: dup2 and fcntl are async-signal-safe; they leave the socket at fd 3
@@ -316,7 +322,8 @@ fn busd_listen_address(socket: &Path) -> Result<String, BusError> {
 }
 
 /// What runs dbus-broker-launch inside its private mount namespace, as
-/// `sh -c BROKER_LAUNCHER dbus-matrix JOURNAL_DIR PROGRAM CONFIG`: a tmpfs
+/// `sh -c BROKER_LAUNCHER dbus-matrix JOURNAL_DIR PROGRAM CONFIG [WRAPPER…]`
+/// (the wrapper and its options run the launcher, under setpriv): a tmpfs
 /// over /run hides the host's /run from the broker and gives it
 /// /run/systemd/journal. unshare --user clears the parent-death signal the
 /// runner set, so the launcher sets it again (setpriv execs: same process,
@@ -329,7 +336,8 @@ mount -t tmpfs -o mode=0755 dbus-matrix /run
 mkdir -p /run/systemd/journal
 mount --bind "$1" /run/systemd/journal
 program=$2 config=$3
-if command -v setpriv >/dev/null; then set -- setpriv --pdeathsig KILL --; else set --; fi
+shift 3
+if command -v setpriv >/dev/null; then set -- setpriv --pdeathsig KILL -- "$@"; fi
 LISTEN_PID=$$ exec "$@" "$program" --scope user --config-file "$config""#;
 
 /// Waits until Hello is answered, the daemon exits, or the timeout passes.

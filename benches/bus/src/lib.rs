@@ -8,7 +8,7 @@
 //! | kind | how it is started |
 //! |---|---|
 //! | dbus-daemon | `dbus-daemon --config-file=GENERATED --nofork` |
-//! | dbus-broker | `unshare --mount` (plus `--user --map-root-user` when not root) running `dbus-broker-launch --scope user --config-file GENERATED` (under `setpriv --pdeathsig KILL`, which `unshare --user` makes necessary), with the listening socket as fd 3 (`LISTEN_FDS=1`, `LISTEN_PID`) and a journald socket bind-mounted at /run/systemd/journal/socket inside the private mount namespace |
+//! | dbus-broker | `unshare --mount` (plus `--user --map-root-user` when not root) running `dbus-broker-launch --scope user --config-file GENERATED` (under `setpriv --pdeathsig KILL`, which `unshare --user` makes necessary; under the wrapper and `wrapper_children` when given, so that the broker the launcher starts is wrapped too), with the listening socket as fd 3 (`LISTEN_FDS=1`, `LISTEN_PID`) and a journald socket bind-mounted at /run/systemd/journal/socket inside the private mount namespace |
 //! | busd | `busd --config GENERATED --address unix:path=SOCKET` (the path unescaped: busd 0.6.1 reads it literally) |
 //!
 //! The generated config (see [`config::render`]) is system-bus-like: EXTERNAL
@@ -56,6 +56,18 @@ impl BusKind {
             BusKind::DbusDaemon => ("dbus-daemon", "DBUS_MATRIX_DBUS_DAEMON"),
             BusKind::DbusBroker => ("dbus-broker-launch", "DBUS_MATRIX_DBUS_BROKER_LAUNCH"),
             BusKind::Busd => ("busd", "DBUS_MATRIX_BUSD"),
+        }
+    }
+
+    /// Why [`BusOptions::wrapper`] cannot run this daemon, or `None` when
+    /// its process runs under the wrapper (dbus-daemon, busd). [`start`]
+    /// refuses a wrapper for a daemon it cannot wrap, and `run
+    /// --instructions` asks here which daemons it can count.
+    pub fn wrapper_unsupported(self) -> Option<&'static str> {
+        match self {
+            // dbus-broker-launch runs under the wrapper, and the broker it
+            // starts too (`BusOptions::wrapper_children`).
+            BusKind::DbusDaemon | BusKind::Busd | BusKind::DbusBroker => None,
         }
     }
 
@@ -140,9 +152,13 @@ pub struct BusOptions {
     /// How long to wait for the daemon to answer Hello.
     pub ready_timeout: Duration,
     /// A program (and its arguments) the daemon runs under, e.g. valgrind's
-    /// callgrind; empty: none. dbus-daemon and busd only (dbus-broker runs
-    /// through a launcher in a user namespace, and ignores it).
+    /// callgrind; empty: none. Only where [`BusKind::wrapper_unsupported`]
+    /// is `None` ([`start`] refuses it for the others).
     pub wrapper: Vec<std::ffi::OsString>,
+    /// What the wrapper needs to follow the processes its program starts
+    /// (valgrind: `--trace-children=yes`), after `wrapper` where the program
+    /// is a launcher: dbus-broker-launch starts dbus-broker.
+    pub wrapper_children: Vec<std::ffi::OsString>,
 }
 
 impl Default for BusOptions {
@@ -152,6 +168,7 @@ impl Default for BusOptions {
             services: Vec::new(),
             ready_timeout: Duration::from_secs(20),
             wrapper: Vec::new(),
+            wrapper_children: Vec::new(),
         }
     }
 }
@@ -215,4 +232,16 @@ pub fn longest_socket_path(kind: BusKind) -> PathBuf {
 /// Starts a private bus of `kind` and waits until it answers Hello.
 pub fn start(kind: BusKind, opts: &BusOptions) -> Result<RunningBus, BusError> {
     launch::start(kind, opts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_daemon_runs_under_a_wrapper() {
+        for kind in BusKind::ALL {
+            assert_eq!(kind.wrapper_unsupported(), None, "{kind}");
+        }
+    }
 }

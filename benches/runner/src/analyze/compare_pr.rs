@@ -1,7 +1,10 @@
 //! `compare --format pr`: the answer to a pull request, as a comment. The
 //! cells that changed by `compare`'s own rules (significance and threshold,
 //! status changes), grouped by scenario family, worst first; a one-line
-//! verdict above them; the full table folded in `<details>`. Kept under
+//! verdict above them; the full table folded in `<details>`. In each changed
+//! row the portable figures (counts another machine running the same files
+//! reproduces: instructions, allocations, bus messages) come first, the
+//! times after them (issue 32: "portable figures first"). Kept under
 //! GitHub's limit on a comment's length: what does not fit is left out,
 //! with a note saying how many rows and how to see them all.
 
@@ -79,13 +82,48 @@ fn row(r: &CellComparison) -> String {
         None => (word(r.old_status), word(r.new_status), String::new()),
     };
     format!(
-        "| {} | {}{} | {} | {old} | {new} | {ratio} | {} |",
+        "| {} | {}{} | {} | {} | {old} | {new} | {ratio} | {} |",
         r.adapter,
         r.scenario,
         r.role.label_suffix(),
         r.bus.as_deref().unwrap_or(""),
+        portable_text(r),
         format!("{:?}", r.verdict).to_lowercase()
     )
+}
+
+/// The portable figures of the row's cell, each as `name old → new (ratio)`
+/// or `name n (=)` when equal: a codec cell's instructions, an IPC cell's
+/// instructions of all processes together, bus messages, allocations.
+fn portable_text(r: &CellComparison) -> String {
+    let named = [
+        ("instructions", r.instructions_per_op.as_ref()),
+        (
+            "instructions (all processes)",
+            r.portable.get("ipc_instructions_per_op"),
+        ),
+        ("bus messages", r.portable.get("bus_messages_per_op")),
+        ("allocations", r.portable.get("allocations_per_op")),
+    ];
+    let count = |n: f64| {
+        if n.fract() == 0.0 {
+            format!("{n:.0}")
+        } else {
+            format!("{n:.2}")
+        }
+    };
+    named
+        .into_iter()
+        .filter_map(|(name, m)| {
+            let m = m?;
+            Some(if m.old == m.new {
+                format!("{name} {} (=)", count(m.new))
+            } else {
+                format!("{name} {} → {} ({:.3}×)", count(m.old), count(m.new), m.ratio)
+            })
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 fn word(s: Option<harness::results::CellStatus>) -> String {
@@ -107,7 +145,8 @@ pub fn render(c: &Comparison) -> String {
     let _ = writeln!(
         head,
         "`{}` → `{}`: a change counts when it is significant (Mann-Whitney U at α = {}, or the rounds' 95% \
-         intervals apart) and beyond {:.1}%; instruction counts compare exactly.",
+         intervals apart) and beyond {:.1}%; instruction counts compare exactly. In each row the portable figures \
+         (counts another machine running the same files reproduces) come first, the times after them.",
         c.old_revision,
         c.new_revision,
         c.alpha,
@@ -151,8 +190,11 @@ pub fn render(c: &Comparison) -> String {
     let mut changes: Vec<String> = Vec::new();
     for (fam, rows) in &by_family {
         changes.push(format!("\n#### {fam} ({} cell{})\n", rows.len(), plural(rows.len())));
-        changes.push("| adapter | scenario | bus | old | new | new/old | verdict |".into());
-        changes.push("|---|---|---|---:|---:|---:|---|".into());
+        changes.push(
+            "| adapter | scenario | bus | portable figures, old → new | time old | time new | time new/old | verdict |"
+                .into(),
+        );
+        changes.push("|---|---|---|---|---:|---:|---:|---|".into());
         changes.extend(rows.iter().map(|r| row(r)));
     }
 
@@ -260,6 +302,32 @@ mod tests {
         assert!(text.contains("more rows left out"), "the full table was cut");
         assert!(text.starts_with("### dbus-matrix: ❌ **2500 cells slower or broken**"));
         assert!(text.trim_end().ends_with("</details>"), "the fold is closed");
+    }
+
+    #[test]
+    fn portable_figures_come_before_the_times() {
+        let mut c = cell(0, 1.5);
+        let exact = |old: f64, new: f64| Metric {
+            old,
+            new,
+            ratio: new / old,
+            test: "exact",
+            p_value: None,
+            significant: old != new,
+            verdict: Verdict::Unchanged,
+        };
+        c.portable.insert("allocations_per_op", exact(5.0, 5.0));
+        c.portable.insert("ipc_instructions_per_op", exact(1000.0, 1200.0));
+        let text = render(&comparison(vec![c]));
+        let line = text
+            .lines()
+            .find(|l| l.starts_with("| adapter-with-a-long-name-0 | call/echo-bytes/0 |"))
+            .unwrap();
+        assert_eq!(
+            line,
+            "| adapter-with-a-long-name-0 | call/echo-bytes/0 | dbus-broker | instructions (all processes) 1000 → \
+             1200 (1.200×); allocations 5 (=) | 1.00 µs | 1.50 µs | 1.500× | regressed |"
+        );
     }
 
     #[test]

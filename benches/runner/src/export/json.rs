@@ -6,10 +6,18 @@
 //! document has the profile's `target_width` (null without one). The tables
 //! and labels are the report's (`model::report`); the values are the raw
 //! numbers, not its display texts.
+//!
+//! Issue 30: `portable` is the portable table every format leads with
+//! (`model::portable`: per scenario family, a row per counted IPC cell with
+//! the instructions of each process, bus messages, allocations and the bus
+//! daemon's system calls; empty when no IPC instructions were counted), and
+//! `portability` labels every figure the document has, by its field name
+//! (`portable` or `machine-bound`, from `harness::results::portability`).
 
 use harness::results::ResultsFile;
 use serde_json::{json, Value};
 
+use super::model::portable;
 use super::model::report::Report;
 use super::model::table::status_word;
 use super::model::width;
@@ -52,7 +60,52 @@ pub fn render(r: &ResultsFile) -> String {
         "run": r.run,
         "environment": r.environment,
         "target_width": target,
+        "portability": labels(),
+        "portable": portable_table(r),
         "tables": tables,
     });
     serde_json::to_string_pretty(&v).expect("serializable") + "\n"
+}
+
+/// The label of each figure field of the document: the tables' cells, and
+/// the portable table's columns.
+fn labels() -> Value {
+    let mut m = serde_json::Map::new();
+    for (key, figure) in [
+        ("median_ns", "wall"),
+        ("ratio_to_fastest", "wall"),
+        ("ci_width", "wall"),
+    ] {
+        m.insert(key.into(), json!(portable::label(figure).word()));
+    }
+    for c in &portable::COLUMNS {
+        m.insert(c.key.into(), json!(portable::label(c.figure).word()));
+    }
+    Value::Object(m)
+}
+
+/// `model::portable`'s families, values by column key.
+fn portable_table(r: &ResultsFile) -> Value {
+    portable::families(r)
+        .iter()
+        .map(|f| {
+            let rows: Vec<Value> = f
+                .rows
+                .iter()
+                .map(|row| {
+                    let mut o = serde_json::Map::new();
+                    o.insert("adapter".into(), json!(row.cell.adapter));
+                    o.insert("label".into(), json!(row.label));
+                    o.insert("bus".into(), json!(row.cell.bus));
+                    o.insert("scenario".into(), json!(row.cell.scenario));
+                    o.insert("instructions_method".into(), json!(row.method));
+                    for (c, v) in portable::COLUMNS.iter().zip(row.values) {
+                        o.insert(c.key.into(), json!(v));
+                    }
+                    Value::Object(o)
+                })
+                .collect();
+            json!({"family": f.name, "rows": rows})
+        })
+        .collect()
 }

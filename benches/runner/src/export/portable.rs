@@ -1,34 +1,19 @@
-//! The portable table a report leads with (issue 30): per scenario family,
-//! one row per library, bus and scenario, with the figures another machine
-//! running the same files reproduces (`harness::results::portability`):
-//! instructions per operation of each process under callgrind, bus
-//! messages, allocations, the bus daemon's system calls. Shown when the run
-//! counted IPC instructions (`run --instructions`).
+//! The portable table as Markdown, which the Markdown report leads with
+//! (issue 30): [`crate::export::model::portable`] per scenario family, when
+//! the run counted IPC instructions (`run --instructions`).
 
-use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use harness::results::portability::{self, Portability};
-use harness::results::{Cell, Measurement, ResultsFile, Role};
+use harness::results::portability::Portability;
 
+use crate::export::model::portable::{self, INSTRUCTION_COLUMNS};
 use crate::export::model::table;
 
 /// The section, or "" when no IPC cell has instruction counts.
-pub fn markdown(r: &ResultsFile) -> String {
-    let counted: Vec<(&Cell, &Measurement)> = r
-        .cells
-        .iter()
-        .filter(|c| c.role == Role::Same)
-        .filter_map(|c| Some((c, c.measurement()?)))
-        .filter(|(_, m)| m.ipc_instructions.is_some())
-        .collect();
-    if counted.is_empty() {
+pub fn markdown(r: &harness::results::ResultsFile) -> String {
+    let families = portable::families(r);
+    if families.is_empty() {
         return String::new();
-    }
-    let mut families: BTreeMap<&str, Vec<(&Cell, &Measurement)>> = BTreeMap::new();
-    for (c, m) in counted {
-        let family = c.scenario.split('/').next().unwrap_or(&c.scenario);
-        families.entry(family).or_default().push((c, m));
     }
     let mut out = String::new();
     let _ = writeln!(
@@ -39,46 +24,29 @@ pub fn markdown(r: &ResultsFile) -> String {
          allocations, the bus daemon's system calls. Times and the other figures below are {}.\n",
         Portability::MachineBound.word()
     );
-    for (family, mut cells) in families {
-        cells.sort_by(|a, b| (&a.0.adapter, &a.0.bus, &a.0.scenario).cmp(&(&b.0.adapter, &b.0.bus, &b.0.scenario)));
-        let _ = writeln!(out, "### {family}: portable\n");
-        let _ = writeln!(
-            out,
-            "| library | bus | scenario | instructions client | server | subscribers | bus | bus messages | allocations | bus syscalls |"
-        );
-        let _ = writeln!(out, "|---|---|---|---:|---:|---:|---:|---:|---:|---:|");
-        for (c, m) in cells {
-            let i = m.ipc_instructions.as_ref().expect("filtered above");
-            let instr = |role: &str| {
-                i.process(role)
-                    .filter(|_| portability::of_instructions(i.method).is_portable())
-                    .map_or_else(|| "–".to_string(), table::si)
-            };
-            let bus_messages = m.costs.as_ref().and_then(|c| c.bus_messages_per_op);
-            let bus_syscalls = m
-                .costs
-                .as_ref()
-                .and_then(|c| c.process("bus"))
-                .and_then(|p| p.syscalls_per_op)
-                .filter(|_| portability::of_syscalls("bus").is_portable());
-            let num = |v: Option<f64>| v.map_or_else(|| "–".to_string(), |v| format!("{v:.1}"));
-            let label = r
-                .adapters
+    for family in families {
+        let _ = writeln!(out, "### {}: portable\n", family.name);
+        let heads: Vec<&str> = portable::COLUMNS.iter().map(|c| c.head).collect();
+        let _ = writeln!(out, "| library | bus | scenario | {} |", heads.join(" | "));
+        let _ = writeln!(out, "|---|---|---|{}", "---:|".repeat(heads.len()));
+        for row in family.rows {
+            let cells: Vec<String> = row
+                .values
                 .iter()
-                .find(|a| a.id == c.adapter)
-                .map_or_else(|| c.adapter.clone(), |a| table::label(r, a));
+                .enumerate()
+                .map(|(i, v)| match v {
+                    None => "–".to_string(),
+                    Some(n) if i < INSTRUCTION_COLUMNS => table::si(*n),
+                    Some(v) => format!("{v:.1}"),
+                })
+                .collect();
             let _ = writeln!(
                 out,
-                "| {label} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
-                c.bus.as_deref().unwrap_or("—"),
-                c.scenario,
-                instr("client"),
-                instr("server"),
-                instr("subscribers"),
-                instr("bus"),
-                num(bus_messages),
-                num(m.alloc.as_ref().map(|a| a.allocations_per_op)),
-                num(bus_syscalls),
+                "| {} | {} | {} | {} |",
+                row.label,
+                row.cell.bus.as_deref().unwrap_or("—"),
+                row.cell.scenario,
+                cells.join(" | ")
             );
         }
         out.push('\n');

@@ -146,6 +146,12 @@ impl BusSession {
             let opts = bus::BusOptions {
                 services: adapters.iter().map(|a| service_name(&a.id)).collect(),
                 wrapper: wrapper.clone(),
+                // The wrapper is callgrind's (`run --instructions`): follow a launcher's daemon.
+                wrapper_children: if wrapper.is_empty() {
+                    Vec::new()
+                } else {
+                    vec!["--trace-children=yes".into()]
+                },
                 ..bus::BusOptions::default()
             };
             let running = bus::start(kind, &opts)?;

@@ -1,4 +1,5 @@
-//! One self-contained HTML page: the run and its environment, the matrix
+//! One self-contained HTML page: the run and its environment, the portable
+//! figures first (`portable`: what the labels mean, the portable table), the matrix
 //! tables, log-scale bar charts per scenario (IPC ones grouped by bus: the
 //! bus-vs-bus chart) and latency/throughput against message size for
 //! `call/echo-bytes/*`. Everything is inline (CSS, SVG drawn here, one line
@@ -11,6 +12,7 @@ mod charts;
 mod escape;
 mod idle_connections;
 mod interop;
+mod portable;
 mod style;
 pub(crate) mod svg;
 mod tables;
@@ -83,9 +85,10 @@ pub fn render_counted(r: &ResultsFile) -> (String, usize) {
     );
     p.header();
     p.out.push_str(
-        "<nav><a href=\"#tables\">tables</a><a href=\"#codec-charts\">codec charts</a>\
+        "<nav><a href=\"#portable\">portable figures</a><a href=\"#tables\">tables</a><a href=\"#codec-charts\">codec charts</a>\
          <a href=\"#ipc-charts\">IPC charts</a><a href=\"#size-charts\">message size</a><a href=\"#notes\">notes</a></nav>\n",
     );
+    portable::html(r, &mut p.out);
     p.out.push_str("<h2 id=\"tables\">Matrix</h2>\n");
     p.out.push_str(
         "<p class=\"explain\">Cells: median wall time per operation (criterion); below it the ratio to the fastest \
@@ -262,6 +265,20 @@ mod tests {
         assert!(html.contains("href=\"#note-1\"") && html.contains("id=\"note-2\""));
         assert!(html.contains("stroke-dasharray=\"6 4\""), "the floor line");
         assert!(!html.contains("Instructions per operation"));
+        // The labels lead: the legend and the figures of each label, before the matrix.
+        let (legend, matrix) = (
+            html.find("id=\"portable\"").unwrap(),
+            html.find("id=\"tables\"").unwrap(),
+        );
+        assert!(legend < matrix, "{html}");
+        assert!(
+            html.contains("<dt>portable</dt><dd><code>alloc.allocations_per_op</code>"),
+            "{html}"
+        );
+        assert!(
+            html.contains("No IPC cell of this run has instruction counts"),
+            "{html}"
+        );
         assert!(html.contains("data-rendered") || html.contains("dataset.rendered"));
         for bad in ["http://", "https://", "src=", "<link", "@import", "url("] {
             assert!(!html.contains(bad), "{bad}");

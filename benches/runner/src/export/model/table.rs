@@ -164,6 +164,10 @@ pub struct CostFigure {
     pub key: &'static str,
     pub source: CostSource,
     pub format: fn(f64) -> String,
+    /// The figure of `harness::results::portability::FIGURES` that labels
+    /// the cell's figure (a total over processes is labelled as its
+    /// least portable part).
+    pub figure: &'static str,
 }
 
 /// Where a figure comes from: the bus as a whole, or each process (the
@@ -213,36 +217,42 @@ pub const COST_FIGURES: [CostFigure; 6] = [
         key: "bus-messages",
         source: CostSource::Bus(|c| c.bus_messages_per_op),
         format: count,
+        figure: "costs.bus_messages_per_op",
     },
     CostFigure {
         title: "system calls per operation",
         key: "syscalls",
         source: CostSource::Process(|p| p.syscalls_per_op),
         format: count,
+        figure: "costs.processes.syscalls_per_op (client, server, subscribers)",
     },
     CostFigure {
         title: "context switches per operation (voluntary + involuntary)",
         key: "context-switches",
         source: CostSource::Process(|p| Some(p.voluntary_switches_per_op + p.involuntary_switches_per_op)),
         format: count,
+        figure: "costs.processes.voluntary_switches_per_op",
     },
     CostFigure {
         title: "CPU time per operation",
         key: "cpu-time",
         source: CostSource::Process(|p| Some(p.cpu_ns_per_op)),
         format: duration,
+        figure: "costs.processes.cpu_ns_per_op",
     },
     CostFigure {
         title: "peak resident memory (VmHWM, KiB in machine formats)",
         key: "peak-rss",
         source: CostSource::Process(|p| p.vm_hwm_kib.map(|k| k as f64)),
         format: kib,
+        figure: "costs.processes.vm_hwm_kib",
     },
     CostFigure {
         title: "resident memory after the counted window (VmRSS, KiB in machine formats)",
         key: "rss",
         source: CostSource::Process(|p| p.vm_rss_kib.map(|k| k as f64)),
         format: kib,
+        figure: "costs.processes.vm_rss_kib",
     },
 ];
 

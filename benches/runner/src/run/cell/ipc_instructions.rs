@@ -3,49 +3,24 @@
 //! private dbus-daemon or busd under callgrind too, or peer to peer), and
 //! instructions per operation of each process recorded
 //! ([`crate::measure::ipc_instructions`]). A cell that cannot be counted
-//! keeps its timing and gets a note saying why.
+//! ([`super::count_decision`]) keeps its timing and gets a note saying why.
 
 use std::sync::atomic::Ordering;
 
-use harness::ipc::IpcOp;
 use harness::results::Measurement;
-use harness::scenario::Driver;
 
-use super::{sides, CellContext};
+use super::{count_decision, sides, CellContext};
 use crate::measure::costs::Participant;
-use crate::measure::instructions;
 use crate::measure::ipc_instructions::{self, Callgrind, IpcWindow};
 use crate::placement::Placement;
-use crate::run::bus_session::{BusSession, SYSTEM_BUS};
+use crate::run::bus_session::BusSession;
 use crate::run::plan::Planned;
 use crate::run::roster::RunAdapter;
-
-/// Why a cell is not counted under callgrind, before trying.
-pub(super) fn not_counted(cell: &Planned, median_ns: f64) -> Option<String> {
-    let op = cell.scenario.ipc_op()?;
-    match (cell.scenario.driver, op, cell.bus.map(|b| b.id.as_str())) {
-        (Driver::ParallelClients(_), _, _) => Some("parallel clients are timed by the runner, not `repeat`".into()),
-        (Driver::MatchRules(..), _, _) => {
-            Some("the runner's own match-rule connections are not under callgrind".into())
-        }
-        (_, IpcOp::PropertyColdStart, _) => Some("a cold start is a whole process, timed by the runner".into()),
-        (_, _, Some("dbus-broker")) => {
-            Some("dbus-broker starts through its launcher in a user namespace, which is not run under callgrind".into())
-        }
-        (_, _, Some(SYSTEM_BUS)) => Some("the machine's system bus is not ours to run under callgrind".into()),
-        _ if median_ns > instructions::MAX_NATIVE_NS => Some(format!(
-            "{:.0} ms per operation is too slow for callgrind (limit {:.0} ms)",
-            median_ns / 1e6,
-            instructions::MAX_NATIVE_NS / 1e6
-        )),
-        _ => None,
-    }
-}
 
 /// Counts the instructions of every process of an IPC cell into
 /// `m.ipc_instructions`, or notes why not; `Err` only when interrupted.
 pub(super) fn add(ctx: &CellContext, cell: &Planned, adapter: &RunAdapter, m: &mut Measurement) -> Result<(), String> {
-    if let Some(why) = not_counted(cell, m.wall.median_ns.point) {
+    if let Err(why) = count_decision::decide(cell, m.wall.median_ns.point) {
         m.verification_notes.push(format!("instructions not counted: {why}"));
         return Ok(());
     }
