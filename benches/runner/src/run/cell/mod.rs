@@ -7,11 +7,12 @@
 //! The kinds of cell each have a file: [`bench`] (the adapter's `bench`, with
 //! its IPC setup), [`parallel_clients`] and [`cold_start`] (timed by the
 //! runner), [`held_memory`] (idle connections' memory), [`costs`] (what a
-//! first round counts beside timing).
+//! first round counts beside timing), [`flood_watch`] (the bus under a flood).
 
 mod bench;
 mod cold_start;
 mod costs;
+mod flood_watch;
 mod held_memory;
 mod ipc_instructions;
 mod parallel_clients;

@@ -1,0 +1,144 @@
+//! `property/changed-storm/<n>` (issue 31, item 2; `harness/src/ipc/storm.rs`):
+//! verified values where an adapter has code for it, honest reasons
+//! elsewhere; a subscriber that drops an update fails the cell as dropping
+//! even though it ends with the last value; and every flood cell (the storm,
+//! `signal/burst/<n>`) carries the subscriber's and the bus daemon's peak
+//! memory and the daemon's word on disconnections.
+
+use crate::common::*;
+use harness::results::{Cell, CellStatus, Outcome, ResultsFile};
+
+const STORM: &str = "property/changed-storm/100";
+const BURST: &str = "signal/burst/100";
+
+fn cell<'r>(r: &'r ResultsFile, adapter: &str, scenario: &str, bus: &str) -> &'r Cell {
+    r.cells
+        .iter()
+        .find(|c| c.adapter == adapter && c.scenario == scenario && c.bus.as_deref() == Some(bus))
+        .unwrap_or_else(|| panic!("no cell {adapter} {scenario} {bus}"))
+}
+
+fn reason_of(r: &ResultsFile, adapter: &str, scenario: &str, bus: &str) -> String {
+    let c = cell(r, adapter, scenario, bus);
+    match &c.outcome {
+        Outcome::Unsupported { reason } => reason.clone(),
+        _ => c.reason().unwrap_or_default().to_string(),
+    }
+}
+
+fn notes_of(r: &ResultsFile, adapter: &str, scenario: &str, bus: &str) -> String {
+    let c = cell(r, adapter, scenario, bus);
+    let m = c
+        .measurement()
+        .unwrap_or_else(|| panic!("{adapter} {scenario}: {:?}", c.outcome));
+    m.verification_notes.join("\n")
+}
+
+/// What a verified flood cell says besides its timing.
+fn assert_flood_notes(notes: &str, what: &str) {
+    for expected in [
+        "the subscriber's process (client) peak resident memory (VmHWM) over bench: ",
+        "the bus daemon's peak resident memory over the cell (VmHWM, reset at its start): ",
+        "the bus disconnected no one",
+    ] {
+        assert!(notes.contains(expected), "{what}: no {expected:?} in\n{notes}");
+    }
+}
+
+#[test]
+fn a_storm_that_drops_an_update_fails_and_floods_report_memory_and_disconnections() {
+    let setup = fault_setup_with_buses(
+        "property-storm-fault",
+        &["fault-ok", "fault-drop-signal"],
+        &[STORM, BURST],
+        &["dbus-daemon"],
+    );
+    let o = setup
+        .command(&[
+            "run",
+            "--profile",
+            "smoke",
+            "--quiet",
+            "--out",
+            setup.out().to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "a failed cell must give exit 1:\n{}",
+        text(&o)
+    );
+    let r = validate(&results_file(&setup.out()));
+    assert_eq!(status_of(&r, "fault-ok", STORM), CellStatus::Ok);
+    let notes = notes_of(&r, "fault-ok", STORM, "dbus-daemon");
+    assert!(
+        notes.contains("property storm verified: 100 PropertiesChanged emitted: received 100, lost 0, extra 0"),
+        "{notes}"
+    );
+    assert!(
+        notes.contains("the client process's CPU per signal of the flood: "),
+        "{notes}"
+    );
+    assert_flood_notes(&notes, STORM);
+    assert_flood_notes(&notes_of(&r, "fault-ok", BURST, "dbus-daemon"), BURST);
+    // One update lost on the way, the last value still held: dropping, not passing.
+    assert_eq!(status_of(&r, "fault-drop-signal", STORM), CellStatus::Failed);
+    let why = reason_of(&r, "fault-drop-signal", STORM, "dbus-daemon");
+    assert!(
+        why.contains("received 99, lost 1") && why.contains("holds 100"),
+        "{why}"
+    );
+}
+
+/// Who has code for it (zbus 4, 5, 6 and 6-tokio share adapter-shared/zbus/storm.rs;
+/// zbus-6-tokio has a lockfile of its own and is not built here).
+const IMPLEMENTED: [&str; 6] = ["zbus-6", "zbus-5", "zbus-4", "dbus-0.9", "rustbus-0.19", "systemd-0.11"];
+
+#[test]
+fn storm_cells_have_values_or_honest_reasons() {
+    let out = TempDir::new("property-storm");
+    let not_yet = ["zbus-3", "gio-0.22", "libdbus-c-1.14", "jeepney-0.8"];
+    let adapters: Vec<&str> = IMPLEMENTED.iter().copied().chain(not_yet).collect();
+    let o = smoke_run_of_repo(
+        out.path(),
+        &[
+            "--adapters",
+            &adapters.join(","),
+            "--scenarios",
+            STORM,
+            "--buses",
+            "dbus-daemon,p2p",
+        ],
+    )
+    .output()
+    .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let r = validate(&results_file(out.path()));
+    for a in IMPLEMENTED {
+        let c = cell(&r, a, STORM, "dbus-daemon");
+        assert_eq!(c.status(), CellStatus::Ok, "{a}: {:?}", c.outcome);
+        let notes = notes_of(&r, a, STORM, "dbus-daemon");
+        assert!(notes.contains("received 100, lost 0, extra 0"), "{a}: {notes}");
+        assert!(notes.contains("holds 100"), "{a}: {notes}");
+        let holder = if a.starts_with("zbus") {
+            "zbus's property cache"
+        } else {
+            "has no property cache"
+        };
+        assert!(notes.contains(holder), "{a}: {notes}");
+    }
+    for a in not_yet {
+        assert_eq!(
+            reason_of(&r, a, STORM, "dbus-daemon"),
+            "this adapter does not implement property/changed-storm yet",
+            "{a}"
+        );
+    }
+    for a in IMPLEMENTED {
+        // Peer to peer nothing routes the storm to a second client connection, whatever the library.
+        let why = reason_of(&r, a, STORM, "p2p");
+        assert!(why.contains("peer to peer"), "{a} p2p: {why}");
+    }
+}
