@@ -39,10 +39,14 @@ fn assert_flood_notes(notes: &str, what: &str) {
     for expected in [
         "the subscriber's process (client) peak resident memory (VmHWM) over bench: ",
         "the bus daemon's peak resident memory over the cell (VmHWM, reset at its start): ",
-        "the bus disconnected no one",
     ] {
         assert!(notes.contains(expected), "{what}: no {expected:?} in\n{notes}");
     }
+    // dbus-daemon logs the runner's own costs monitor coming and going: logged, but no disconnection.
+    assert!(
+        notes.contains("the bus disconnected no one") || notes.contains("the bus logged no disconnection"),
+        "{what}: no word on disconnections in\n{notes}"
+    );
 }
 
 #[test]
