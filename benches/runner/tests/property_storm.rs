@@ -96,15 +96,17 @@ fn a_storm_that_drops_an_update_fails_and_floods_report_memory_and_disconnection
     );
 }
 
-/// Who has code for it (zbus 4, 5, 6 and 6-tokio share adapter-shared/zbus/storm.rs;
-/// zbus-6-tokio has a lockfile of its own and is not built here).
-const IMPLEMENTED: [&str; 6] = ["zbus-6", "zbus-5", "zbus-4", "dbus-0.9", "rustbus-0.19", "systemd-0.11"];
+/// Who has code for it and holds the value itself (no property cache in the library).
+const IMPLEMENTED: [&str; 3] = ["dbus-0.9", "rustbus-0.19", "systemd-0.11"];
+/// zbus 4, 5, 6 (and 6-tokio, not built here) share adapter-shared/zbus/storm.rs: their caching
+/// proxy's `GetAll` to the emitter's unique name is refused by the private bus's policy
+/// (bus/src/config.rs lets method calls go to the service name only): a known gap, failed with the bus's words.
+const DENIED: [&str; 3] = ["zbus-6", "zbus-5", "zbus-4"];
 
 #[test]
-fn storm_cells_have_values_or_honest_reasons() {
+fn storm_cells_have_values_or_the_reason_they_fail() {
     let out = TempDir::new("property-storm");
-    let not_yet = ["zbus-3", "gio-0.22", "libdbus-c-1.14", "jeepney-0.8"];
-    let adapters: Vec<&str> = IMPLEMENTED.iter().copied().chain(not_yet).collect();
+    let adapters: Vec<&str> = IMPLEMENTED.iter().chain(&DENIED).copied().collect();
     let o = smoke_run_of_repo(
         out.path(),
         &[
@@ -118,29 +120,27 @@ fn storm_cells_have_values_or_honest_reasons() {
     )
     .output()
     .unwrap();
-    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(o.status.code(), Some(1), "the zbus cells fail: {}", text(&o));
     let r = validate(&results_file(out.path()));
     for a in IMPLEMENTED {
         let c = cell(&r, a, STORM, "dbus-daemon");
         assert_eq!(c.status(), CellStatus::Ok, "{a}: {:?}", c.outcome);
         let notes = notes_of(&r, a, STORM, "dbus-daemon");
         assert!(notes.contains("received 100, lost 0, extra 0"), "{a}: {notes}");
-        assert!(notes.contains("holds 100"), "{a}: {notes}");
-        let holder = if a.starts_with("zbus") {
-            "zbus's property cache"
-        } else {
-            "has no property cache"
-        };
-        assert!(notes.contains(holder), "{a}: {notes}");
-    }
-    for a in not_yet {
-        assert_eq!(
-            reason_of(&r, a, STORM, "dbus-daemon"),
-            "this adapter does not implement property/changed-storm yet",
-            "{a}"
+        assert!(
+            notes.contains("holds 100") && notes.contains("property cache)"),
+            "{a}: {notes}"
         );
     }
-    for a in IMPLEMENTED {
+    for a in DENIED {
+        assert_eq!(status_of(&r, a, STORM), CellStatus::Failed, "{a}");
+        let why = reason_of(&r, a, STORM, "dbus-daemon");
+        assert!(
+            why.contains("building the caching proxy") && why.contains("AccessDenied"),
+            "{a}: {why}"
+        );
+    }
+    for a in adapters {
         // Peer to peer nothing routes the storm to a second client connection, whatever the library.
         let why = reason_of(&r, a, STORM, "p2p");
         assert!(why.contains("peer to peer"), "{a} p2p: {why}");
