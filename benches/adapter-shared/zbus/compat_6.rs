@@ -17,6 +17,8 @@ use zbus::wire::serialized::{Context, Data};
 use zbus::wire::Endian;
 use zbus::{fdo, message, BoxDBusError, Connection, ObjectServer};
 
+/// The executor of the async storm client (adapter-shared/zbus/storm.rs).
+pub use crate::runtime::block_on;
 pub use zbus::message::Message;
 pub use zbus::object_server::SignalEmitter;
 pub use zbus::wire::as_variant::Serialize as SerializeVariant;

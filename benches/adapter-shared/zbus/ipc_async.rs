@@ -370,6 +370,7 @@ impl h::Ipc for ZbusIpc {
                     })
                 })
             }
+            IpcOp::Subscription(SubscriptionOp::PropertyStorm(n)) => crate::storm::client(&t, n)?,
             IpcOp::Subscription(SubscriptionOp::MatchChurn) => {
                 // The bus's own AddMatch/RemoveMatch through fdo::DBusProxy, each reply
                 // awaited (Connection::add_match counts references and removes lazily).

@@ -387,6 +387,7 @@ impl h::Ipc for ZbusIpc {
                     sub::burst_digest(&received, n)
                 })
             }
+            IpcOp::Subscription(SubscriptionOp::PropertyStorm(n)) => crate::storm::client(&t, n)?,
             IpcOp::Subscription(SubscriptionOp::MatchChurn) => {
                 // The bus's own AddMatch/RemoveMatch through the blocking DBusProxy, each reply awaited.
                 let conn = connect(&t)?;

@@ -176,6 +176,7 @@ pub fn implements(op: IpcOp) -> bool {
                     | SubscriptionOp::Burst(_)
                     | SubscriptionOp::Delivered(_)
                     | SubscriptionOp::NameOwnerChurn(_)
+                    | SubscriptionOp::PropertyStorm(_)
             )
         )
 }

@@ -32,6 +32,7 @@ pub mod fd_passing;
 pub mod introspect;
 pub mod props;
 pub mod standard;
+pub mod storm;
 pub mod subscription;
 
 pub use subscription::SubscriptionOp;

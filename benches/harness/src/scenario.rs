@@ -259,6 +259,15 @@ fn subscription_scenarios(add: &mut impl FnMut(String, IpcOp, String)) {
             ),
         );
     }
+    for n in ipc::storm::STORM_SIZES {
+        add(
+            format!("property/changed-storm/{n}"),
+            IpcOp::Subscription(SubscriptionOp::PropertyStorm(n)),
+            format!(
+                "emit {n} PropertiesChanged of one property into a caching proxy, which must end with the last value"
+            ),
+        );
+    }
     for scope in ipc::subscription::RuleScope::ALL {
         add(
             format!("signal/name-owner-churn/{}", scope.slug()),

@@ -112,6 +112,7 @@ static const struct { const char *name; op_kind kind; } OPS[] = {
     {"raw-socket", OP_RAW_SOCKET}, {"match-churn", OP_MATCH_CHURN},
     {"burst", OP_BURST}, {"delivered-broad", OP_DELIVERED_BROAD}, {"delivered-arg0", OP_DELIVERED_ARG0},
     {"name-owner-churn-broad", OP_NAME_CHURN}, {"name-owner-churn-arg0", OP_NAME_CHURN},
+    {"property-storm", OP_PROPERTY_STORM},
 };
 
 static op_t op_of(const canon_scenario_t *c) {

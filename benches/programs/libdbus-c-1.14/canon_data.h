@@ -59,7 +59,7 @@
 #define CANON_N_METHODS 9
 #define CANON_N_ITEMS 10
 #define CANON_N_PAYLOADS 4
-#define CANON_N_SCENARIOS 109
+#define CANON_N_SCENARIOS 112
 #define CANON_N_PROPERTIES 1000
 #define CANON_N_INTROSPECTION 4
 #define CANON_N_COMMANDS 8
@@ -214,6 +214,9 @@ const canon_scenario_t CANON_SCENARIOS[CANON_N_SCENARIOS] = {
     {"signal/burst/10000", 'i', NULL, "burst", NULL, 10000, 1, 1357856499083444187ULL, 0, "a burst is routed by the bus to a subscribed connection; peer to peer nothing routes a signal to a second client connection", NULL, "signal/burst"},
     {"signal/delivered/broad", 'i', NULL, "delivered-broad", NULL, 0, 1, 16867886448707924551ULL, 0, "match rules are the bus's (AddMatch): peer to peer nothing filters or routes a signal", NULL, "signal/delivered"},
     {"signal/delivered/arg0", 'i', NULL, "delivered-arg0", NULL, 0, 1, 4396493576416687666ULL, 0, "match rules are the bus's (AddMatch): peer to peer nothing filters or routes a signal", NULL, "signal/delivered"},
+    {"property/changed-storm/100", 'i', NULL, "property-storm", NULL, 100, 1, 16623803587003055527ULL, 0, "the storm is routed by the bus from the emitting connection to the caching proxy's; peer to peer nothing routes a signal to a second client connection", NULL, "property/changed-storm"},
+    {"property/changed-storm/1000", 'i', NULL, "property-storm", NULL, 1000, 1, 17727965530414670484ULL, 0, "the storm is routed by the bus from the emitting connection to the caching proxy's; peer to peer nothing routes a signal to a second client connection", NULL, "property/changed-storm"},
+    {"property/changed-storm/10000", 'i', NULL, "property-storm", NULL, 10000, 1, 5621778177762020743ULL, 0, "the storm is routed by the bus from the emitting connection to the caching proxy's; peer to peer nothing routes a signal to a second client connection", NULL, "property/changed-storm"},
     {"signal/name-owner-churn/broad", 'i', NULL, "name-owner-churn-broad", NULL, 0, 1, 16241546581600318532ULL, 0, "names and NameOwnerChanged are the bus's; peer to peer there is no bus to own a name on", NULL, "signal/name-owner-churn"},
     {"signal/name-owner-churn/arg0", 'i', NULL, "name-owner-churn-arg0", NULL, 0, 1, 18207763204490477359ULL, 0, "names and NameOwnerChanged are the bus's; peer to peer there is no bus to own a name on", NULL, "signal/name-owner-churn"},
     {"connect/hello", 'i', NULL, "connect-hello", NULL, 0, 1, 14695981039346656037ULL, 0, "peer to peer there is no bus to say Hello to: a p2p connection is SASL only", NULL, NULL},

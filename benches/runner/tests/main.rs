@@ -46,6 +46,7 @@ mod portability_labels;
 mod portable_reports;
 mod program_adapters;
 mod program_parsers;
+mod property_storm;
 mod props;
 mod provenance;
 mod raw_samples;

@@ -186,6 +186,7 @@ impl h::Ipc for DbusIpc {
                         | SubscriptionOp::Burst(_)
                         | SubscriptionOp::Delivered(_)
                         | SubscriptionOp::NameOwnerChurn(_)
+                        | SubscriptionOp::PropertyStorm(_)
                 )
             )
     }
@@ -396,6 +397,9 @@ impl h::Ipc for DbusIpc {
                     };
                     h::subscription::burst_digest(&texts, n)
                 })
+            }
+            IpcOp::Subscription(SubscriptionOp::PropertyStorm(n)) => {
+                crate::storm::client(connect(&t)?, connect(&t)?, n)?
             }
             IpcOp::Subscription(SubscriptionOp::MatchChurn) => {
                 // The bus's AddMatch and RemoveMatch, each a blocking call that waits

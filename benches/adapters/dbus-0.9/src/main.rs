@@ -15,3 +15,4 @@ mod ipc;
 mod props;
 #[path = "../../../adapter-shared/dbus/service.rs"]
 mod service;
+mod storm;

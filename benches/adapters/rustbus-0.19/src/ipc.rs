@@ -52,7 +52,7 @@ fn unix_addr(t: &Transport) -> Result<UnixAddr> {
 }
 
 /// A client connection: SASL (with unix fd negotiation) and Hello on a bus, SASL only peer to peer.
-fn connect(t: &Transport) -> Result<RpcConn> {
+pub(crate) fn connect(t: &Transport) -> Result<RpcConn> {
     let addr = unix_addr(t)?;
     Ok(match t {
         Transport::Bus { .. } => RpcConn::connect_to_path(addr, Timeout::Infinite)?,
@@ -61,7 +61,7 @@ fn connect(t: &Transport) -> Result<RpcConn> {
 }
 
 /// Sends `msg` and blocks until every byte is written; returns its serial.
-fn send(conn: &mut RpcConn, msg: &mut MarshalledMessage) -> Result<u32> {
+pub(crate) fn send(conn: &mut RpcConn, msg: &mut MarshalledMessage) -> Result<u32> {
     Ok(conn.send_message(msg)?.write_all().map_err(force_finish_on_error)?)
 }
 
@@ -236,7 +236,7 @@ fn emit_ping_text(conn: &mut RpcConn, text: &str) -> Result<()> {
 }
 
 /// Installs a match rule and waits until the bus has it.
-fn add_match(conn: &mut RpcConn, rule: &str) -> Result<()> {
+pub(crate) fn add_match(conn: &mut RpcConn, rule: &str) -> Result<()> {
     call_msg(conn, &mut standard_messages::add_match(rule)).with_context(|| format!("AddMatch {rule}"))?;
     Ok(())
 }
@@ -471,6 +471,7 @@ impl h::Ipc for RustbusIpc {
                             | SubscriptionOp::Burst(_)
                             | SubscriptionOp::Delivered(_)
                             | SubscriptionOp::NameOwnerChurn(_)
+                            | SubscriptionOp::PropertyStorm(_)
                     )
             )
     }
@@ -627,6 +628,9 @@ impl h::Ipc for RustbusIpc {
                     }
                     h::subscription::burst_digest(&received, n)
                 })
+            }
+            IpcOp::Subscription(SubscriptionOp::PropertyStorm(n)) => {
+                crate::storm::client(connect(&t)?, connect(&t)?, n)?
             }
             IpcOp::Subscription(SubscriptionOp::MatchChurn) => {
                 // standard_messages::add_match and remove_match, each reply awaited

@@ -28,6 +28,7 @@ mod ipc;
 mod props;
 #[path = "../../../adapter-shared/rustbus/standard_reply.rs"]
 mod standard_reply;
+mod storm;
 #[path = "../../../adapter-shared/rustbus/typed.rs"]
 mod typed;
 

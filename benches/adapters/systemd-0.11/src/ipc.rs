@@ -383,6 +383,7 @@ impl h::Ipc for SdBusIpc {
                         | SubscriptionOp::Burst(_)
                         | SubscriptionOp::Delivered(_)
                         | SubscriptionOp::NameOwnerChurn(_)
+                        | SubscriptionOp::PropertyStorm(_)
                 )
             )
     }
@@ -553,6 +554,9 @@ impl h::Ipc for SdBusIpc {
                     }
                     h::subscription::burst_digest(&received, n)
                 })
+            }
+            IpcOp::Subscription(SubscriptionOp::PropertyStorm(n)) => {
+                crate::storm::client(connect(&t)?, connect(&t)?, n)?
             }
             IpcOp::Subscription(SubscriptionOp::MatchChurn) => {
                 let mut bus = connect(&t)?;

@@ -29,6 +29,7 @@ mod ipc;
 mod props;
 mod raw;
 mod server;
+mod storm;
 
 harness::adapter_main!(
     id: "systemd-0.11",

@@ -22,6 +22,8 @@ use zbus::zvariant::serialized::{Context, Data};
 use zbus::zvariant::Endian;
 use zbus::{fdo, MatchRule};
 
+/// The executor of the async storm client (adapter-shared/zbus/storm.rs).
+pub use zbus::block_on;
 pub use zbus::message::Message;
 pub use zbus::object_server::SignalContext as SignalEmitter;
 pub use zbus::zvariant::{

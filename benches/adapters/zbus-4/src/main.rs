@@ -17,6 +17,8 @@ mod ipc;
 mod props;
 #[path = "../../../adapter-shared/zbus/service.rs"]
 mod service;
+#[path = "../../../adapter-shared/zbus/storm.rs"]
+mod storm;
 #[path = "../../../adapter-shared/zbus/zvariant_3_4.rs"]
 mod zv;
 

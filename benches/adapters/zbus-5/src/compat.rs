@@ -21,6 +21,8 @@ use zbus::zvariant::serialized::{Context, Data};
 use zbus::zvariant::Endian;
 use zbus::{fdo, message, Connection, ObjectServer};
 
+/// The executor of the async storm client (adapter-shared/zbus/storm.rs).
+pub use zbus::block_on;
 pub use zbus::message::Message;
 pub use zbus::object_server::SignalEmitter;
 pub use zbus::zvariant::as_value::Serialize as SerializeVariant;

@@ -143,6 +143,8 @@ fn prepare_ipc<'a, I: Ipc>(
         wait_ack(f).context("the subscribers did not acknowledge the first Ping")?;
     }
     let first = started.elapsed(); // with the digest check: nanoseconds beside a round trip
+                                   // What a property storm's subscriber saw (received, announced, held), for the cell's notes.
+    let notes = crate::ipc::storm::take_note().into_iter().collect();
     let op = move || {
         let d = client().expect("IPC operation failed after verification");
         if let Some(f) = &mut ack {
@@ -153,7 +155,7 @@ fn prepare_ipc<'a, I: Ipc>(
     Ok(Prepared {
         op: Box::new(op),
         throughput_bytes,
-        notes: Vec::new(),
+        notes,
         first,
         release,
     })

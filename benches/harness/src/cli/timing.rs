@@ -37,7 +37,7 @@ pub(super) fn bench<C: Codec, I: Ipc>(
     };
     let mut prepared = prepare(codec, ipc, scenario, b.transport.as_ref(), b.ack_fifo.as_deref())?;
     let notes = std::mem::take(&mut prepared.notes);
-    let m = measure(
+    let mut m = measure(
         &mut prepared.op,
         prepared.first,
         prepared.throughput_bytes,
@@ -47,6 +47,10 @@ pub(super) fn bench<C: Codec, I: Ipc>(
         &settings,
         dir,
     )?;
+    // Floods into a subscriber of this process (issue 31): its peak memory, read before exiting.
+    if let Some(note) = scenario.ipc_op().and_then(crate::ipc::storm::peak_memory_note) {
+        m.verification_notes.push(note);
+    }
     std::fs::write(&b.result, serde_json::to_vec_pretty(&m)?).with_context(|| format!("writing {}", b.result.display()))
 }
 

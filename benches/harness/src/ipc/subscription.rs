@@ -1,6 +1,6 @@
 //! What users of the libraries complain about on the subscribing side of
 //! signals (issue 31): match-rule churn, delivered counts, name-owner churn,
-//! floods into slow consumers, PropertiesChanged storms. Each is one variant
+//! floods into slow consumers, PropertiesChanged storms ([`super::storm`]). Each is one variant
 //! of [`SubscriptionOp`], carried by [`super::IpcOp::Subscription`], so that
 //! an adapter without code for them needs one match arm for the whole group.
 //!
@@ -38,6 +38,10 @@ pub enum SubscriptionOp {
     /// to NameOwnerChanged with [`name_owner_rule`]`(scope)`, reads up to the
     /// sentinel's release. Checked by [`name_churn_digest`].
     NameOwnerChurn(RuleScope),
+    /// `property/changed-storm/<n>`: `n` PropertiesChanged of one property
+    /// into a caching proxy, which must end with the last value
+    /// ([`super::storm`]; checked by [`super::storm::storm_digest`]).
+    PropertyStorm(usize),
 }
 
 /// RequestName + ReleaseName pairs of the churned name per `signal/name-owner-churn` operation.
@@ -245,6 +249,7 @@ impl SubscriptionOp {
             SubscriptionOp::Burst(_) => "signal/burst",
             SubscriptionOp::Delivered(_) => "signal/delivered",
             SubscriptionOp::NameOwnerChurn(_) => "signal/name-owner-churn",
+            SubscriptionOp::PropertyStorm(_) => "property/changed-storm",
         }
     }
 
@@ -261,6 +266,7 @@ impl SubscriptionOp {
             }
             SubscriptionOp::Delivered(scope) => return delivered_expected(scope),
             SubscriptionOp::NameOwnerChurn(scope) => return name_churn_expected(scope),
+            SubscriptionOp::PropertyStorm(n) => return super::storm::expected_digest(n),
         }
         d.finish()
     }
@@ -269,7 +275,7 @@ impl SubscriptionOp {
     pub fn size(self) -> Option<usize> {
         match self {
             SubscriptionOp::MatchChurn => None,
-            SubscriptionOp::Burst(n) => Some(n),
+            SubscriptionOp::Burst(n) | SubscriptionOp::PropertyStorm(n) => Some(n),
             SubscriptionOp::Delivered(_) | SubscriptionOp::NameOwnerChurn(_) => None,
         }
     }
@@ -283,6 +289,7 @@ impl SubscriptionOp {
             SubscriptionOp::Delivered(RuleScope::Arg0) => "delivered-arg0",
             SubscriptionOp::NameOwnerChurn(RuleScope::Broad) => "name-owner-churn-broad",
             SubscriptionOp::NameOwnerChurn(RuleScope::Arg0) => "name-owner-churn-arg0",
+            SubscriptionOp::PropertyStorm(_) => "property-storm",
         }
     }
 
@@ -301,6 +308,10 @@ impl SubscriptionOp {
             SubscriptionOp::Burst(_) => {
                 "a burst is routed by the bus to a subscribed connection; peer to peer nothing routes a signal \
                  to a second client connection"
+            }
+            SubscriptionOp::PropertyStorm(_) => {
+                "the storm is routed by the bus from the emitting connection to the caching proxy's; peer to peer \
+                 nothing routes a signal to a second client connection"
             }
         }
     }

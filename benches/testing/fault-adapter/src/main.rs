@@ -9,7 +9,8 @@
 //! `signal/match-churn` client never sends AddMatch, only RemoveMatch: the
 //! bus's MatchRuleNotFound must fail the cell), `fault-drop-signal` (its
 //! `signal/burst/<n>` consumer loses one Ping of each burst: verification
-//! must report it lost), `fault-broad-rule` (its `signal/delivered/arg0`
+//! must report it lost; its `property/changed-storm/<n>` subscriber loses
+//! one update: reported as dropping though it ends with the last value), `fault-broad-rule` (its `signal/delivered/arg0`
 //! subscriber installs the broad rule: verification must report 10 Pings
 //! delivered where 1 is right).
 //! The adapter id is that file name, so one binary plays many adapters.
@@ -29,6 +30,8 @@ use harness::ipc::{self, Ipc, IpcOp, Method, SubscriptionOp, Transport};
 use harness::scenario::Shape;
 use harness::wire::Value;
 use harness::{wire, AdapterInfo, Body, Codec, Digest};
+
+mod storm;
 
 #[global_allocator]
 static ALLOCATOR: harness::alloc::CountingAllocator = harness::alloc::CountingAllocator;
@@ -207,8 +210,8 @@ struct RawIpc {
 }
 
 const SUPPORTED_IPC: &str =
-    "the fault adapter serves only call/void, call/echo-bytes/*, signal/match-churn, signal/burst/* and \
-     signal/delivered/* on a bus";
+    "the fault adapter serves only call/void, call/echo-bytes/*, signal/match-churn, signal/burst/*, \
+     signal/delivered/* and property/changed-storm/* on a bus";
 
 fn bus_socket(t: &Transport) -> Result<(&std::path::Path, &str)> {
     match t {
@@ -286,6 +289,9 @@ impl Ipc for RawIpc {
                 }
                 ipc::subscription::burst_digest(&received, n)
             }));
+        }
+        if let IpcOp::Subscription(SubscriptionOp::PropertyStorm(n)) = op {
+            return storm::client(c, socket, n, self.drop_signal);
         }
         if let IpcOp::Subscription(SubscriptionOp::NameOwnerChurn(scope)) = op {
             return name_owner_churn(c, socket, scope, self.broad_rule);

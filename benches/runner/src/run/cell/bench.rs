@@ -12,7 +12,7 @@ use harness::results::{BenchResult, Measurement, Outcome};
 use harness::scenario::Driver;
 
 use super::parallel_clients;
-use super::{cold_start, costs, held_memory, placement_of, sides, CellContext, IpcSetup, Session, Side};
+use super::{cold_start, costs, flood_watch, held_memory, placement_of, sides, CellContext, IpcSetup, Session, Side};
 use crate::analyze::verify;
 use crate::process::adapter;
 use crate::run::bus_session::BusSession;
@@ -143,6 +143,11 @@ pub fn round<'a>(
     });
     let _ = std::fs::remove_dir_all(ctx.scratch.join("criterion"));
     let log_mark = session.as_deref().map(BusSession::log_len);
+    // Floods (issue 31): the bus's peak memory and log over the whole first round.
+    let flood = match (first, session.as_deref(), cell.scenario.ipc_op()) {
+        (true, Some(s), Some(op)) if harness::ipc::storm::is_flood(op) => flood_watch::start(s),
+        _ => None,
+    };
     let out = adapter::run(
         bin,
         &bench,
@@ -213,6 +218,13 @@ pub fn round<'a>(
         if let Err(why) = held_memory::add_connection_memory(ctx, &mut m, cell.scenario, bin, &bus.id, server_pid) {
             return Ok(Outcome::Failed { reason: why });
         }
+    }
+    if let (Some(w), Some(s)) = (&flood, session.as_deref()) {
+        let n = match cell.scenario.ipc_op() {
+            Some(IpcOp::Subscription(op)) => op.size(),
+            _ => None,
+        };
+        flood_watch::finish(w, s, n, &mut m);
     }
     Ok(Outcome::Ok(Box::new(m)))
 }

@@ -8,12 +8,14 @@
 //! its IPC setup), [`parallel_clients`] and [`cold_start`] (timed by the
 //! runner), [`held_memory`] (idle connections' memory), [`costs`] (what a
 //! first round counts beside timing), [`ipc_instructions`] and
-//! [`count_decision`] (`run --instructions` on IPC cells, and which it counts).
+//! [`count_decision`] (`run --instructions` on IPC cells, and which it counts),
+//! [`flood_watch`] (the bus under a flood).
 
 mod bench;
 mod cold_start;
 mod costs;
 mod count_decision;
+mod flood_watch;
 mod held_memory;
 mod ipc_instructions;
 mod parallel_clients;
