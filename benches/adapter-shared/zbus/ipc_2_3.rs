@@ -389,7 +389,9 @@ impl h::Ipc for ZbusIpc {
                     Ok(h::in_flight_digest(replies))
                 })
             }
-            IpcOp::Subscription(SubscriptionOp::Delivered(_) | SubscriptionOp::NameOwnerChurn(_)) => {
+            IpcOp::Subscription(
+                SubscriptionOp::Delivered(_) | SubscriptionOp::NameOwnerChurn(_) | SubscriptionOp::PropertyStorm(_),
+            ) => {
                 bail!("{}", h::not_implemented(op))
             }
             IpcOp::Subscription(SubscriptionOp::Burst(n)) => {

@@ -51,6 +51,10 @@ pub fn render(bus_type: &str, listen: Option<&str>, uid: u32, opts: &BusOptions)
     <deny own="*"/>
     <deny send_type="method_call"/>
     <allow send_destination="org.freedesktop.DBus"/>
+    <!-- A caching proxy fills its cache with GetAll from whoever emits the
+         properties, often a unique name (property/changed-storm: zbus's
+         CacheProperties::Yes); only that read, no other method call. -->
+    <allow send_type="method_call" send_interface="org.freedesktop.DBus.Properties" send_member="GetAll"/>
     <allow send_type="signal"/>
     <allow send_requested_reply="true" send_type="method_return"/>
     <allow send_requested_reply="true" send_type="error"/>
@@ -102,6 +106,10 @@ mod tests {
         assert!(c.contains(r#"<allow own_prefix="io.killing.spark"/>"#));
         assert!(c.contains(r#"<allow send_destination="io.killing.spark.Bench.a"/>"#));
         assert!(!c.contains("org.example.Other"), "only benchmark names may be called");
+        assert!(
+            c.contains(r#"<allow send_type="method_call" send_interface="org.freedesktop.DBus.Properties" send_member="GetAll"/>"#),
+            "a caching proxy may read GetAll from a unique name"
+        );
         assert!(c.contains(r#"<limit name="max_match_rules_per_connection">20000</limit>"#));
         assert!(!super::render("session", None, 0, &opts).contains("<listen>"));
     }

@@ -97,16 +97,15 @@ fn a_storm_that_drops_an_update_fails_and_floods_report_memory_and_disconnection
 }
 
 /// Who has code for it and holds the value itself (no property cache in the library).
-const IMPLEMENTED: [&str; 3] = ["dbus-0.9", "rustbus-0.19", "systemd-0.11"];
-/// zbus 4, 5, 6 (and 6-tokio, not built here) share adapter-shared/zbus/storm.rs: their caching
-/// proxy's `GetAll` to the emitter's unique name is refused by the private bus's policy
-/// (bus/src/config.rs lets method calls go to the service name only): a known gap, failed with the bus's words.
-const DENIED: [&str; 3] = ["zbus-6", "zbus-5", "zbus-4"];
+/// zbus 4, 5, 6 share adapter-shared/zbus/storm.rs (6-tokio too, not built here): their
+/// caching proxy reads `GetAll` from the emitter's unique name, which the private bus's
+/// policy allows for that read alone (bus/src/config.rs).
+const IMPLEMENTED: [&str; 6] = ["dbus-0.9", "rustbus-0.19", "systemd-0.11", "zbus-6", "zbus-5", "zbus-4"];
 
 #[test]
 fn storm_cells_have_values_or_the_reason_they_fail() {
     let out = TempDir::new("property-storm");
-    let adapters: Vec<&str> = IMPLEMENTED.iter().chain(&DENIED).copied().collect();
+    let adapters: Vec<&str> = IMPLEMENTED.to_vec();
     let o = smoke_run_of_repo(
         out.path(),
         &[
@@ -120,7 +119,7 @@ fn storm_cells_have_values_or_the_reason_they_fail() {
     )
     .output()
     .unwrap();
-    assert_eq!(o.status.code(), Some(1), "the zbus cells fail: {}", text(&o));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let r = validate(&results_file(out.path()));
     for a in IMPLEMENTED {
         let c = cell(&r, a, STORM, "dbus-daemon");
@@ -130,14 +129,6 @@ fn storm_cells_have_values_or_the_reason_they_fail() {
         assert!(
             notes.contains("holds 100") && notes.contains("property cache)"),
             "{a}: {notes}"
-        );
-    }
-    for a in DENIED {
-        assert_eq!(status_of(&r, a, STORM), CellStatus::Failed, "{a}");
-        let why = reason_of(&r, a, STORM, "dbus-daemon");
-        assert!(
-            why.contains("building the caching proxy") && why.contains("AccessDenied"),
-            "{a}: {why}"
         );
     }
     for a in adapters {

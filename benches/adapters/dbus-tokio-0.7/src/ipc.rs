@@ -352,7 +352,10 @@ impl h::Ipc for DbusTokioIpc {
                 bail!("{op:?} is not a client operation")
             }
             IpcOp::Subscription(
-                SubscriptionOp::Burst(_) | SubscriptionOp::Delivered(_) | SubscriptionOp::NameOwnerChurn(_),
+                SubscriptionOp::Burst(_)
+                | SubscriptionOp::Delivered(_)
+                | SubscriptionOp::NameOwnerChurn(_)
+                | SubscriptionOp::PropertyStorm(_),
             ) => {
                 bail!("{}", h::not_implemented(op))
             }
