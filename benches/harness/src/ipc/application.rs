@@ -129,19 +129,10 @@ impl AppOp {
 }
 
 /// What the self-served `SinkBytes` received since the client last took it.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct SinkTally {
     digest: Digest,
     calls: usize,
-}
-
-impl Default for SinkTally {
-    fn default() -> Self {
-        SinkTally {
-            digest: Digest::new(),
-            calls: 0,
-        }
-    }
 }
 
 impl SinkTally {

@@ -279,7 +279,7 @@ impl Ipc for RawIpc {
         );
         c.hello()?;
         if let IpcOp::App(a) = op {
-            return Ok(apps::client(socket, &name, a, self.short_work)?);
+            return apps::client(socket, &name, a, self.short_work);
         }
         if op == IpcOp::Subscription(SubscriptionOp::MatchChurn) {
             let rule = vec![Value::Str(ipc::subscription::churn_rule())];
