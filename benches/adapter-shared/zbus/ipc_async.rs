@@ -55,6 +55,22 @@ impl Drop for IdleConnection {
     }
 }
 
+/// What adapter-shared/zbus/apps.rs needs of this driver: the executor, a new connection
+/// and the async `BenchProxy` on a new connection, each made inside `block_on`.
+pub(crate) mod for_apps {
+    use harness::ipc::Transport;
+
+    pub use crate::runtime::block_on;
+
+    pub fn connection(t: &Transport) -> zbus::Result<zbus::Connection> {
+        block_on(super::connect(t))
+    }
+
+    pub fn proxy(t: &Transport) -> zbus::Result<crate::service::BenchProxy<'static>> {
+        block_on(super::connect_proxy(t))
+    }
+}
+
 /// A connection and a proxy on it (the proxy holds the connection).
 async fn connect_proxy(t: &Transport) -> zbus::Result<BenchProxy<'static>> {
     proxy(&connect(t).await?, t).await
@@ -176,6 +192,7 @@ impl h::Ipc for ZbusIpc {
     fn client<'a>(&'a mut self, transport: &Transport, op: IpcOp) -> Result<Op<'a>> {
         let t = transport.clone();
         Ok(match op {
+            IpcOp::App(a) => crate::apps::client(&t, a)?,
             IpcOp::PropertyGetAll(n) => {
                 let proxy = block_on(async { get_all_client(&connect(&t).await?, &t, n).await })?;
                 Box::new(move || block_on(get_all(&proxy)))

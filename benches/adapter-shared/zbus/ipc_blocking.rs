@@ -67,6 +67,23 @@ fn connect_proxy(t: &Transport) -> zbus::Result<BenchProxyBlocking<'static>> {
     }
 }
 
+/// What adapter-shared/zbus/apps.rs needs of this driver: zbus's executor, a new async
+/// connection (a blocking one made async: the same connection and executor thread), and the
+/// async `BenchProxy` on a new connection.
+pub(crate) mod for_apps {
+    use harness::ipc::Transport;
+
+    pub use zbus::block_on;
+
+    pub fn connection(t: &Transport) -> zbus::Result<zbus::Connection> {
+        Ok(zbus::Connection::from(super::connect(t)?))
+    }
+
+    pub fn proxy(t: &Transport) -> zbus::Result<crate::service::BenchProxy<'static>> {
+        super::connect_async_proxy(t)
+    }
+}
+
 /// The async proxy on a new connection (`call/in-flight`: calls joined, not one after another).
 fn connect_async_proxy(t: &Transport) -> zbus::Result<BenchProxy<'static>> {
     let conn = zbus::Connection::from(connect(t)?);
@@ -223,6 +240,7 @@ impl h::Ipc for ZbusIpc {
     fn client<'a>(&'a mut self, transport: &Transport, op: IpcOp) -> Result<Op<'a>> {
         let t = transport.clone();
         Ok(match op {
+            IpcOp::App(a) => crate::apps::client(&t, a)?,
             IpcOp::PropertyGetAll(n) => {
                 let proxy = get_all_client(&connect(&t)?, &t, n)?;
                 Box::new(move || get_all(&proxy))

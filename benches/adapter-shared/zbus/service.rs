@@ -8,7 +8,7 @@
 //! 5, `block_on` in 6) is in adapter-shared/zbus/ipc_blocking.rs and ipc_async.rs.
 
 use anyhow::{Context, Result};
-use harness::ipc::{self as h, IpcOp, SubscriptionOp};
+use harness::ipc::{self as h, AppOp, IpcOp, SubscriptionOp};
 use harness::Digest;
 use serde::{Deserialize, Serialize};
 use serde_bytes::{ByteBuf, Bytes};
@@ -167,6 +167,10 @@ pub fn unsupported_ipc(op: IpcOp, p2p: bool, not_peer_to_peer: &str) -> Option<S
 
 pub fn implements(op: IpcOp) -> bool {
     !op.opt_in()
+        || matches!(
+            op,
+            IpcOp::App(AppOp::InOnlyBytes(_) | AppOp::Connections(_) | AppOp::ProxyCreate(_))
+        )
         || matches!(op, IpcOp::InFlight(_) | IpcOp::IdleConnections(_) | IpcOp::FdPassing(_))
         || matches!(op, IpcOp::PropertyGetAll(_) | IpcOp::ManagedObjects(_))
         || matches!(

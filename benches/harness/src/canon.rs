@@ -162,6 +162,7 @@ pub fn op_json(op: IpcOp) -> Value {
         IpcOp::ConnectMarshalSend => ("connect-marshal-send", Value::Null),
         IpcOp::RawSocket(n) => ("raw-socket", json!(n)),
         IpcOp::Subscription(s) => (s.canon_kind(), s.size().map_or(Value::Null, |n| json!(n))),
+        IpcOp::App(a) => (a.canon_kind(), a.size().map_or(Value::Null, |n| json!(n))),
     };
     json!([kind, arg])
 }

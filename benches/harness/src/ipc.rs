@@ -28,13 +28,17 @@ use std::path::PathBuf;
 
 use crate::digest::Digest;
 
+pub mod application;
 pub mod fd_passing;
 pub mod introspect;
 pub mod props;
+pub mod proxied;
+pub mod raw_server;
 pub mod standard;
 pub mod storm;
 pub mod subscription;
 
+pub use application::AppOp;
 pub use subscription::SubscriptionOp;
 
 pub const OBJECT_PATH: &str = "/io/killing/spark";
@@ -302,6 +306,8 @@ pub enum IpcOp {
     RawSocket(usize),
     /// The subscription families of issue 31 ([`subscription`]): one arm for the group.
     Subscription(SubscriptionOp),
+    /// How applications use a library (issue 31, [`application`]): one arm for the group.
+    App(AppOp),
 }
 
 impl IpcOp {
@@ -341,6 +347,7 @@ impl IpcOp {
             IpcOp::FdPassing(n) => return fd_passing::fd_digest(&fd_passing::fd_payload(n)),
             IpcOp::Fanout(_) | IpcOp::NonmatchingRules(_) | IpcOp::ConnectHello | IpcOp::ConnectMarshalSend => {}
             IpcOp::Subscription(s) => return s.expected_digest(),
+            IpcOp::App(a) => return a.expected_digest(),
         }
         d.finish()
     }
@@ -356,6 +363,7 @@ impl IpcOp {
                 | IpcOp::ManagedObjects(_)
                 | IpcOp::FdPassing(_)
                 | IpcOp::Subscription(_)
+                | IpcOp::App(_)
         )
     }
 
@@ -379,6 +387,7 @@ impl IpcOp {
             IpcOp::IdleConnections(_) => "connect/idle-connections",
             IpcOp::RawSocket(_) => "baseline/raw-socket",
             IpcOp::Subscription(s) => s.family(),
+            IpcOp::App(a) => a.family(),
         }
     }
 
@@ -471,6 +480,7 @@ pub fn needs_bus(op: IpcOp) -> Option<&'static str> {
              there is no daemon, only the server at the other end",
         ),
         IpcOp::Subscription(s) => Some(s.needs_bus()),
+        IpcOp::App(a) => a.needs_bus(),
         _ => None,
     }
 }

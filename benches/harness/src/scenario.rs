@@ -3,7 +3,7 @@
 
 use std::sync::OnceLock;
 
-use crate::ipc::{self, IpcOp, Method, RuleKind, SubscriptionOp};
+use crate::ipc::{self, AppOp, IpcOp, Method, RuleKind, SubscriptionOp};
 use crate::payload::{self, Body};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -159,6 +159,7 @@ fn ipc_scenarios(out: &mut Vec<Scenario>) {
             format!("ReadFd of a {n}-byte memfd passed as a Unix fd (h): the server reads it, replies its digest"),
         );
     }
+    application_scenarios(&mut add);
     add(
         "property/get".into(),
         IpcOp::PropertyGet,
@@ -275,6 +276,39 @@ fn subscription_scenarios(add: &mut impl FnMut(String, IpcOp, String)) {
             format!(
                 "request and release a name 10 times under a {} NameOwnerChanged subscription",
                 scope.slug()
+            ),
+        );
+    }
+}
+
+/// How applications use a library (issue 31, items 10, 5 and 6: `ipc/application.rs`).
+fn application_scenarios(add: &mut impl FnMut(String, IpcOp, String)) {
+    use ipc::application as app;
+    for n in app::IN_ONLY_SIZES {
+        add(
+            format!("call/in-only-bytes/{n}"),
+            IpcOp::App(AppOp::InOnlyBytes(n)),
+            format!("SinkBytes of {n} bytes (ay in, nothing out) to a service of the same process, through the bus"),
+        );
+    }
+    for k in app::CONNECTION_COUNTS {
+        add(
+            format!("call/connections-in-process/{k}"),
+            IpcOp::App(AppOp::Connections(k)),
+            format!("{k} connections in one process, one InOutInt call on each in turn"),
+        );
+    }
+    for server in ipc::proxied::ProxyServer::ALL {
+        add(
+            format!("proxy/create-call/{}", server.slug()),
+            IpcOp::App(AppOp::ProxyCreate(server)),
+            format!(
+                "build a proxy and make one call, against an object {} the Properties interface",
+                if server == ipc::proxied::ProxyServer::Props {
+                    "with"
+                } else {
+                    "without"
+                }
             ),
         );
     }

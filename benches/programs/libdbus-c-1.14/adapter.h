@@ -48,9 +48,10 @@ typedef enum {
     OP_CALL, OP_ECHO, OP_PROP_GET, OP_PROP_X100, OP_COLD_START, OP_EMIT_RECEIVE, OP_FANOUT,
     OP_NONMATCHING, OP_HELLO, OP_MARSHAL_SEND, OP_RAW_SOCKET, OP_IN_FLIGHT, OP_IDLE,
     OP_GET_ALL, OP_MANAGED_OBJECTS, OP_FD_PASSING, OP_MATCH_CHURN, OP_BURST,
-    OP_DELIVERED_BROAD, OP_DELIVERED_ARG0, OP_NAME_CHURN, OP_PROPERTY_STORM
+    OP_DELIVERED_BROAD, OP_DELIVERED_ARG0, OP_NAME_CHURN, OP_PROPERTY_STORM, OP_APP
 } op_kind;
-typedef struct { op_kind kind; int method; long n; } op_t;
+/* family: the canon's opt_in_family (OP_APP: issue 31's application families, not written here). */
+typedef struct { op_kind kind; int method; long n; const char *family; } op_t;
 typedef canon_method_t method_t;
 #define METHODS CANON_METHODS
 #define N_METHODS CANON_N_METHODS

@@ -113,10 +113,12 @@ static const struct { const char *name; op_kind kind; } OPS[] = {
     {"burst", OP_BURST}, {"delivered-broad", OP_DELIVERED_BROAD}, {"delivered-arg0", OP_DELIVERED_ARG0},
     {"name-owner-churn-broad", OP_NAME_CHURN}, {"name-owner-churn-arg0", OP_NAME_CHURN},
     {"property-storm", OP_PROPERTY_STORM},
+    {"in-only-bytes", OP_APP}, {"connections-in-process", OP_APP},
+    {"proxy-create-props", OP_APP}, {"proxy-create-no-props", OP_APP},
 };
 
 static op_t op_of(const canon_scenario_t *c) {
-    op_t op = {OP_CALL, 0, c->n};
+    op_t op = {OP_CALL, 0, c->n, c->opt_in_family};
     int found = 0;
     for (size_t i = 0; i < sizeof OPS / sizeof OPS[0]; i++)
         if (!strcmp(OPS[i].name, c->op)) op.kind = OPS[i].kind, found = 1;
@@ -150,7 +152,8 @@ static const canon_scenario_t *canon_of(op_t op) {
         const canon_scenario_t *c = &CANON_SCENARIOS[i];
         if (c->kind != 'i') continue;
         op_t o = op_of(c);
-        if (o.kind == op.kind && o.method == op.method && o.n == op.n) return c;
+        int same_family = o.family == op.family || (o.family && op.family && !strcmp(o.family, op.family));
+        if (o.kind == op.kind && o.method == op.method && o.n == op.n && same_family) return c;
     }
     return NULL;
 }

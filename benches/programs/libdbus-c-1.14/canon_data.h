@@ -59,7 +59,11 @@
 #define CANON_N_METHODS 9
 #define CANON_N_ITEMS 10
 #define CANON_N_PAYLOADS 4
+<<<<<<< HEAD
 #define CANON_N_SCENARIOS 112
+=======
+#define CANON_N_SCENARIOS 114
+>>>>>>> i31-proxy
 #define CANON_N_PROPERTIES 1000
 #define CANON_N_INTROSPECTION 4
 #define CANON_N_COMMANDS 8
@@ -194,6 +198,11 @@ const canon_scenario_t CANON_SCENARIOS[CANON_N_SCENARIOS] = {
     {"call/in-flight/1000", 'i', NULL, "in-flight", NULL, 1000, 1, 12947974645769199722ULL, 0, NULL, NULL, "call/in-flight"},
     {"call/fd-passing/4096", 'i', NULL, "fd-passing", NULL, 4096, 1, 13205409528252820563ULL, 0, NULL, NULL, "call/fd-passing"},
     {"call/fd-passing/1048576", 'i', NULL, "fd-passing", NULL, 1048576, 1, 13780551694929405279ULL, 0, NULL, NULL, "call/fd-passing"},
+    {"call/in-only-bytes/16384", 'i', NULL, "in-only-bytes", NULL, 16384, 1, 11469816044398533961ULL, 0, "the in-only call goes through the bus to a service of the same process: peer to peer a connection reaches only the server at its other end, not a second connection of this process", NULL, "call/in-only-bytes"},
+    {"call/connections-in-process/1", 'i', NULL, "connections-in-process", NULL, 1, 1, 1350908953260459982ULL, 0, NULL, NULL, "call/connections-in-process"},
+    {"call/connections-in-process/20", 'i', NULL, "connections-in-process", NULL, 20, 1, 16192625193295680449ULL, 0, NULL, NULL, "call/connections-in-process"},
+    {"proxy/create-call/props", 'i', NULL, "proxy-create-props", NULL, 0, 1, 17324388522031740448ULL, 0, "the proxied object is served through the bus by a second connection of the client process: peer to peer a connection reaches only the server at its other end", NULL, "proxy/create-call"},
+    {"proxy/create-call/no-props", 'i', NULL, "proxy-create-no-props", NULL, 0, 1, 17324388522031740448ULL, 0, "the proxied object is served through the bus by a second connection of the client process: peer to peer a connection reaches only the server at its other end", NULL, "proxy/create-call"},
     {"property/get", 'i', NULL, "property-get", NULL, 0, 1, 10734613440280339757ULL, 0, NULL, NULL, NULL},
     {"property/get-x100", 'i', NULL, "property-get-x100", NULL, 0, 1, 9118170802559528223ULL, 0, NULL, NULL, NULL},
     {"property/get-all/10", 'i', NULL, "property-get-all", NULL, 10, 1, 15472077239103570259ULL, 0, NULL, NULL, "property/get-all"},

@@ -92,6 +92,11 @@ static const char *ipc_unsupported(op_t op, int p2p) {
     if (op.kind == OP_RAW_SOCKET) return RAW_SOCKET;
     if (op.kind == OP_NAME_CHURN && !p2p) return "this adapter does not implement signal/name-owner-churn yet";
     if (op.kind == OP_PROPERTY_STORM && !p2p) return "this adapter does not implement property/changed-storm yet";
+    if (op.kind == OP_APP && !p2p) {
+        static char why[160];
+        snprintf(why, sizeof why, CANON_NOT_IMPLEMENTED, op.family ? op.family : "this family");
+        return why;
+    }
     if (p2p) return needs_bus(op) ? needs_bus(op) : NO_P2P;
     return NULL;
 }

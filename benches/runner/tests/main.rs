@@ -5,6 +5,7 @@
 mod common;
 
 mod adapter_shared;
+mod applications;
 mod async_adapters;
 mod bad_input;
 mod big_bytes;

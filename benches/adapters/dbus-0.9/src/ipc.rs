@@ -20,7 +20,7 @@ use dbus::blocking::stdintf::org_freedesktop_dbus::{Properties, RequestNameReply
 use dbus::blocking::{Connection, Proxy};
 use dbus::channel::{Channel, MatchingReceiver, Sender};
 use dbus::Message;
-use harness::ipc::{self as h, IpcOp, Method, SubscriptionOp, Transport};
+use harness::ipc::{self as h, AppOp, IpcOp, Method, SubscriptionOp, Transport};
 use harness::{payload, Digest};
 
 use crate::service::{self, digest_call, digest_items, ping_rule, ByteArray, NO_P2P_SERVER};
@@ -28,13 +28,13 @@ use crate::service::{self, digest_call, digest_items, ping_rule, ByteArray, NO_P
 pub struct DbusIpc;
 
 /// Method call timeout (libdbus's default is 25 s).
-const TIMEOUT: Duration = Duration::from_secs(30);
+pub(crate) const TIMEOUT: Duration = Duration::from_secs(30);
 
 /// How long one `Connection::process` waits before looping.
 const PROCESS_WAIT: Duration = Duration::from_secs(60);
 
 /// A new bus connection: `Channel::open_private` (SASL) + `register` (Hello).
-fn connect(t: &Transport) -> Result<Connection> {
+pub(crate) fn connect(t: &Transport) -> Result<Connection> {
     match t {
         Transport::Bus { address, .. } => {
             let mut channel = Channel::open_private(address).context("connecting to the bus")?;
@@ -45,10 +45,10 @@ fn connect(t: &Transport) -> Result<Connection> {
     }
 }
 
-type BenchProxy = Proxy<'static, Box<Connection>>;
+pub(crate) type BenchProxy = Proxy<'static, Box<Connection>>;
 
 /// A connection and a proxy on it for the service (the proxy owns the connection).
-fn connect_proxy(t: &Transport) -> Result<BenchProxy> {
+pub(crate) fn connect_proxy(t: &Transport) -> Result<BenchProxy> {
     let conn = connect(t)?;
     Ok(Proxy::new(
         t.service_name().to_owned(),
@@ -177,6 +177,10 @@ impl h::Ipc for DbusIpc {
 
     fn implements(&self, op: IpcOp) -> bool {
         !op.opt_in()
+            || matches!(
+                op,
+                IpcOp::App(AppOp::InOnlyBytes(_) | AppOp::Connections(_) | AppOp::ProxyCreate(_))
+            )
             || matches!(op, IpcOp::InFlight(_) | IpcOp::IdleConnections(_) | IpcOp::FdPassing(_))
             || matches!(op, IpcOp::PropertyGetAll(_) | IpcOp::ManagedObjects(_))
             || matches!(
@@ -199,6 +203,7 @@ impl h::Ipc for DbusIpc {
     fn client<'a>(&'a mut self, transport: &Transport, op: IpcOp) -> Result<Op<'a>> {
         let t = transport.clone();
         Ok(match op {
+            IpcOp::App(a) => crate::apps::client(&t, a)?,
             IpcOp::PropertyGetAll(n) => {
                 let proxy = crate::props::proxy(connect(&t)?, t.service_name(), h::props::props_path(n), TIMEOUT);
                 Box::new(move || crate::props::get_all(&proxy))

@@ -9,6 +9,7 @@ harness::adapter_main!(
     ipc: ipc::DbusIpc
 );
 
+mod apps;
 #[path = "../../../adapter-shared/dbus/codec.rs"]
 mod codec;
 mod ipc;

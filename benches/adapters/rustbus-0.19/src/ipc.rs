@@ -21,7 +21,7 @@
 
 use crate::standard_reply::standard_reply;
 use anyhow::{anyhow, bail, ensure, Context, Result};
-use harness::ipc::{self as h, IpcOp, Method, SubscriptionOp, Transport};
+use harness::ipc::{self as h, AppOp, IpcOp, Method, SubscriptionOp, Transport};
 use harness::wire::{self, Value};
 use harness::{payload, Digest};
 use nix::sys::socket::UnixAddr;
@@ -44,7 +44,7 @@ const NO_P2P_SERVER: &str = "rustbus 0.19.3 cannot serve a peer-to-peer connecti
      and DuplexConn's only constructor is DuplexConn::connect_to_bus(UnixAddr, bool), which connects and \
      authenticates as a client: there is no way to wrap an accepted UnixStream (SendConn/RecvConn fields are private)";
 
-fn unix_addr(t: &Transport) -> Result<UnixAddr> {
+pub(crate) fn unix_addr(t: &Transport) -> Result<UnixAddr> {
     let socket = match t {
         Transport::Bus { socket, .. } | Transport::P2p { socket } => socket,
     };
@@ -66,7 +66,7 @@ pub(crate) fn send(conn: &mut RpcConn, msg: &mut MarshalledMessage) -> Result<u3
 }
 
 /// Sends a call and waits for its reply; an error reply is an error.
-fn call_msg(conn: &mut RpcConn, msg: &mut MarshalledMessage) -> Result<MarshalledMessage> {
+pub(crate) fn call_msg(conn: &mut RpcConn, msg: &mut MarshalledMessage) -> Result<MarshalledMessage> {
     let serial = send(conn, msg)?;
     no_error(conn.wait_response(serial, Timeout::Infinite)?)
 }
@@ -84,14 +84,14 @@ fn no_error(reply: MarshalledMessage) -> Result<MarshalledMessage> {
 }
 
 /// A client of the benchmark service.
-struct Client {
+pub(crate) struct Client {
     conn: RpcConn,
     /// The service's name on a bus; none peer to peer.
     destination: Option<String>,
 }
 
 impl Client {
-    fn new(t: &Transport) -> Result<Self> {
+    pub(crate) fn new(t: &Transport) -> Result<Self> {
         Ok(Client {
             conn: connect(t)?,
             destination: match t {
@@ -114,7 +114,7 @@ impl Client {
     }
 
     /// Calls `member` of the benchmark interface with the arguments `args` pushes.
-    fn call(
+    pub(crate) fn call(
         &mut self,
         member: &str,
         args: impl FnOnce(&mut MarshalledMessageBody) -> Result<(), MarshalError>,
@@ -461,6 +461,10 @@ impl h::Ipc for RustbusIpc {
         !op.opt_in()
             || matches!(
                 op,
+                IpcOp::App(AppOp::InOnlyBytes(_) | AppOp::Connections(_) | AppOp::ProxyCreate(_))
+            )
+            || matches!(
+                op,
                 IpcOp::InFlight(_)
                     | IpcOp::IdleConnections(_)
                     | IpcOp::FdPassing(_)
@@ -484,6 +488,7 @@ impl h::Ipc for RustbusIpc {
     fn client<'a>(&'a mut self, transport: &Transport, op: IpcOp) -> Result<Op<'a>> {
         let t = transport.clone();
         Ok(match op {
+            IpcOp::App(a) => crate::apps::client(&t, a)?,
             IpcOp::PropertyGetAll(n) => {
                 let mut client = Client::new(&t)?;
                 Box::new(move || client.get_all(n))

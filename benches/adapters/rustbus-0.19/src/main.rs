@@ -22,6 +22,7 @@ use rustbus::wire::UnixFd;
 use rustbus::{ByteOrder, MessageBuilder};
 use typed::{digest_test_body, header_capacity, test_signal};
 
+mod apps;
 #[path = "../../../adapter-shared/rustbus/fds_server.rs"]
 mod fds;
 mod ipc;

@@ -25,7 +25,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use anyhow::{anyhow, bail, ensure, Context, Result};
-use harness::ipc::{self as h, IpcOp, Method, SubscriptionOp, Transport};
+use harness::ipc::{self as h, AppOp, IpcOp, Method, SubscriptionOp, Transport};
 use harness::payload::{self, Body};
 use harness::Digest;
 use systemd::bus::types::{UnixFd, Variant};
@@ -40,7 +40,7 @@ const GET: &CStr = c"Get";
 const OBJECT_MANAGER: &CStr = c"org.freedesktop.DBus.ObjectManager";
 
 /// A D-Bus error reply (the crate's `bus::Error` holds raw pointers, so it is copied into text).
-fn dbus_error(e: bus::Error) -> anyhow::Error {
+pub(crate) fn dbus_error(e: bus::Error) -> anyhow::Error {
     anyhow!("error reply {e}")
 }
 
@@ -60,12 +60,12 @@ fn bus_rule_call(bus: &mut Bus, member: &CStr, rule: &str) -> Result<()> {
 }
 
 /// A client connection: SASL and Hello on a bus, SASL only peer to peer.
-fn connect(t: &Transport) -> Result<Bus> {
+pub(crate) fn connect(t: &Transport) -> Result<Bus> {
     raw::connect(&CString::new(t.address())?, !t.is_p2p())
 }
 
 /// A client of the benchmark service.
-struct Client {
+pub(crate) struct Client {
     bus: Bus,
     /// The service's name on a bus; none peer to peer.
     destination: Option<CString>,
@@ -74,7 +74,7 @@ struct Client {
 }
 
 impl Client {
-    fn new(t: &Transport) -> Result<Self> {
+    pub(crate) fn new(t: &Transport) -> Result<Self> {
         Ok(Client {
             bus: connect(t)?,
             destination: match t {
@@ -88,7 +88,7 @@ impl Client {
 
     /// Calls `interface.member` (the benchmark interface when `None`) with
     /// the arguments `args` appends; an error reply is an error.
-    fn call(
+    pub(crate) fn call(
         &mut self,
         interface: Option<&CStr>,
         member: &CStr,
@@ -232,7 +232,7 @@ impl Client {
 type InFlightReplies = Arc<Mutex<Vec<Option<Result<i32>>>>>;
 
 /// The `i` of an `InOutInt` reply (an error reply is an error).
-fn in_flight_reply(reply: &mut MessageRef) -> Result<i32> {
+pub(crate) fn in_flight_reply(reply: &mut MessageRef) -> Result<i32> {
     if let Some(e) = reply.error() {
         bail!("error reply {e}");
     }
@@ -374,6 +374,10 @@ impl h::Ipc for SdBusIpc {
 
     fn implements(&self, op: IpcOp) -> bool {
         !op.opt_in()
+            || matches!(
+                op,
+                IpcOp::App(AppOp::InOnlyBytes(_) | AppOp::Connections(_) | AppOp::ProxyCreate(_))
+            )
             || matches!(op, IpcOp::InFlight(_) | IpcOp::IdleConnections(_) | IpcOp::FdPassing(_))
             || matches!(op, IpcOp::PropertyGetAll(_) | IpcOp::ManagedObjects(_))
             || matches!(
@@ -398,6 +402,7 @@ impl h::Ipc for SdBusIpc {
     fn client<'a>(&'a mut self, transport: &Transport, op: IpcOp) -> Result<Op<'a>> {
         let t = transport.clone();
         Ok(match op {
+            IpcOp::App(a) => crate::apps::client(&t, a)?,
             IpcOp::PropertyGetAll(n) => {
                 let mut c = Client::new(&t)?;
                 c.path = CString::new(h::props::props_path(n))?;

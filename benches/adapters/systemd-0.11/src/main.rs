@@ -25,6 +25,7 @@ use harness::payload::Body;
 use harness::scenario::{Kind, Scenario};
 use harness::{Codec, Digest, Shape};
 
+mod apps;
 mod ipc;
 mod props;
 mod raw;

@@ -55,7 +55,7 @@ fn missing() -> bus::Error {
 
 /// Answers `request` with a method return whose arguments `fill` appends.
 /// The return is created first, so `fill` may borrow the request's arguments.
-fn reply(
+pub(crate) fn reply(
     request: &mut MessageRef,
     fill: impl FnOnce(&mut MessageRef, &mut MessageRef) -> bus::Result<()>,
 ) -> bus::Result<()> {
@@ -143,12 +143,12 @@ fn fd_vtable() -> systemd::Result<Vtable> {
     )
 }
 
-fn io_error(e: anyhow::Error) -> bus::Error {
+pub(crate) fn io_error(e: anyhow::Error) -> bus::Error {
     std::io::Error::other(format!("{e:#}")).into()
 }
 
 /// Serves the object on `bus` until the connection fails or closes.
-fn run(bus: &mut BusRef) -> Result<()> {
+pub(crate) fn run(bus: &mut BusRef) -> Result<()> {
     loop {
         // sd-bus answers what no handler took (see `raw::process`).
         if !raw::process(bus)? {

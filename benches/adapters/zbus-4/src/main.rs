@@ -4,6 +4,8 @@
 //! adapter-shared/zbus/'s, which zbus 3, 5 and 6 compile too (zbus 3 only the codec);
 //! src/compat.rs holds what zbus 4 spells its own way.
 
+#[path = "../../../adapter-shared/zbus/apps.rs"]
+mod apps;
 #[path = "../../../adapter-shared/zbus/codec.rs"]
 mod codec;
 mod compat;

@@ -4,6 +4,8 @@
 //! adapter-shared/zbus/'s, which zbus 4 and 6 compile too; src/compat.rs holds what zbus 5
 //! spells its own way.
 
+#[path = "../../../adapter-shared/zbus/apps.rs"]
+mod apps;
 #[path = "../../../adapter-shared/zbus/codec.rs"]
 mod codec;
 mod compat;

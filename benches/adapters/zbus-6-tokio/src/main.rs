@@ -2,6 +2,8 @@
 //! compiles it) with zbus' `tokio` feature instead of its own runtime; src/runtime.rs owns
 //! the Tokio current-thread runtime every connection runs on.
 
+#[path = "../../../adapter-shared/zbus/apps.rs"]
+mod apps;
 #[path = "../../../adapter-shared/zbus/codec.rs"]
 mod codec;
 #[path = "../../../adapter-shared/zbus/compat_6.rs"]

@@ -5,6 +5,8 @@
 //! and 5 compile too (adapter-zbus-6-tokio all of this adapter's); src/runtime.rs is the
 //! executor, the one thing the two zbus 6 rows do not share.
 
+#[path = "../../../adapter-shared/zbus/apps.rs"]
+mod apps;
 #[path = "../../../adapter-shared/zbus/codec.rs"]
 mod codec;
 #[path = "../../../adapter-shared/zbus/compat_6.rs"]

@@ -108,6 +108,7 @@ fn prepare_ipc<'a, I: Ipc>(
 ) -> Result<Prepared<'a>> {
     let throughput_bytes = match op {
         IpcOp::EchoBytes(n) | IpcOp::RawSocket(n) | IpcOp::FdPassing(n) => n as u64,
+        IpcOp::App(a) => a.bytes(),
         _ => 0,
     };
     let mut release = None;

@@ -10,11 +10,11 @@ pub const INTROSPECTABLE: &str = "org.freedesktop.DBus.Introspectable";
 pub const PEER: &str = "org.freedesktop.DBus.Peer";
 pub const PROPERTIES: &str = "org.freedesktop.DBus.Properties";
 
-const DOCTYPE: &str = "<!DOCTYPE node PUBLIC \"-//freedesktop//DTD D-BUS Object Introspection 1.0//EN\"\n \
+pub(crate) const DOCTYPE: &str = "<!DOCTYPE node PUBLIC \"-//freedesktop//DTD D-BUS Object Introspection 1.0//EN\"\n \
      \"http://www.freedesktop.org/standards/dbus/1.0/introspect.dtd\">\n";
 
 /// The standard interfaces a hand-built server answers on every object it serves.
-const INTROSPECTABLE_XML: &str = r#"  <interface name="org.freedesktop.DBus.Introspectable">
+pub(crate) const INTROSPECTABLE_XML: &str = r#"  <interface name="org.freedesktop.DBus.Introspectable">
     <method name="Introspect">
       <arg name="xml_data" type="s" direction="out"/>
     </method>
@@ -27,7 +27,7 @@ const INTROSPECTABLE_XML: &str = r#"  <interface name="org.freedesktop.DBus.Intr
   </interface>
 "#;
 
-const PROPERTIES_XML: &str = r#"  <interface name="org.freedesktop.DBus.Properties">
+pub(crate) const PROPERTIES_XML: &str = r#"  <interface name="org.freedesktop.DBus.Properties">
     <method name="Get">
       <arg name="interface_name" type="s" direction="in"/>
       <arg name="property_name" type="s" direction="in"/>

@@ -12,7 +12,10 @@
 //! must report it lost; its `property/changed-storm/<n>` subscriber loses
 //! one update: reported as dropping though it ends with the last value), `fault-broad-rule` (its `signal/delivered/arg0`
 //! subscriber installs the broad rule: verification must report 10 Pings
-//! delivered where 1 is right).
+//! delivered where 1 is right), `fault-short-work` (its `call/in-only-bytes/<n>`
+//! sends one byte less, its `call/connections-in-process/<k>` skips the last
+//! connection and its `proxy/create-call/<server>` makes no call: verification
+//! must fail each; `apps.rs`).
 //! The adapter id is that file name, so one binary plays many adapters.
 //! `FAULT_ADAPTER_AS=<name>` picks the fault instead, keeping the id (the same
 //! adapter, deliberately slowed, for `compare` tests). `FAULT_ADAPTER_LOG=FILE`
@@ -32,6 +35,7 @@ use harness::wire::Value;
 use harness::{wire, AdapterInfo, Body, Codec, Digest};
 
 mod storm;
+mod apps;
 
 #[global_allocator]
 static ALLOCATOR: harness::alloc::CountingAllocator = harness::alloc::CountingAllocator;
@@ -65,6 +69,8 @@ enum Fault {
     DropSignal,
     /// `signal/delivered/arg0`'s subscriber installs the broad rule instead.
     BroadRule,
+    /// The application families do less than asked (`apps.rs`).
+    ShortWork,
 }
 
 struct Faulty {
@@ -86,6 +92,7 @@ fn fault_from_name(name: &str) -> Fault {
         "fault-skip-add-match" => Fault::SkipAddMatch,
         "fault-drop-signal" => Fault::DropSignal,
         "fault-broad-rule" => Fault::BroadRule,
+        "fault-short-work" => Fault::ShortWork,
         _ => Fault::None,
     }
 }
@@ -207,11 +214,12 @@ struct RawIpc {
     skip_add_match: bool,
     drop_signal: bool,
     broad_rule: bool,
+    short_work: bool,
 }
 
 const SUPPORTED_IPC: &str =
     "the fault adapter serves only call/void, call/echo-bytes/*, signal/match-churn, signal/burst/*, \
-     signal/delivered/* and property/changed-storm/* on a bus";
+     signal/delivered/*, property/changed-storm/*, call/in-only-bytes/*, call/connections-in-process/* and proxy/create-call/* on a bus";
 
 fn bus_socket(t: &Transport) -> Result<(&std::path::Path, &str)> {
     match t {
@@ -227,12 +235,13 @@ impl Ipc for RawIpc {
         match op {
             IpcOp::Call(Method::Void) | IpcOp::EchoBytes(_) if !p2p => None,
             IpcOp::Subscription(_) if !p2p => None,
+            IpcOp::App(_) if !p2p => None,
             _ => Some(SUPPORTED_IPC.into()),
         }
     }
 
     fn implements(&self, op: IpcOp) -> bool {
-        !op.opt_in() || matches!(op, IpcOp::Subscription(_))
+        !op.opt_in() || matches!(op, IpcOp::Subscription(_) | IpcOp::App(_))
     }
 
     fn serve(&mut self, t: &Transport, ready: &mut dyn FnMut()) -> Result<()> {
@@ -245,6 +254,12 @@ impl Ipc for RawIpc {
         loop {
             let call = c.next_call()?;
             let mut reply: Vec<Value> = call.values.iter().take(1).cloned().collect();
+            // InOutInt answers the argument + 1 (call/connections-in-process).
+            if let (Some("InOutInt"), Some(Value::I32(v))) =
+                (call.header.field_str(wire::FIELD_MEMBER), reply.first_mut())
+            {
+                *v += 1;
+            }
             if let (true, Some(Value::Array(_, bytes))) = (self.wrong_reply, reply.first_mut()) {
                 if let Some(Value::Byte(b)) = bytes.first_mut() {
                     *b ^= 0xff;
@@ -265,6 +280,9 @@ impl Ipc for RawIpc {
             name.to_string(),
         );
         c.hello()?;
+        if let IpcOp::App(a) = op {
+            return apps::client(socket, &name, a, self.short_work);
+        }
         if op == IpcOp::Subscription(SubscriptionOp::MatchChurn) {
             let rule = vec![Value::Str(ipc::subscription::churn_rule())];
             let skip_add = self.skip_add_match;
@@ -441,6 +459,7 @@ fn main() -> ExitCode {
             skip_add_match: fault == Fault::SkipAddMatch,
             drop_signal: fault == Fault::DropSignal,
             broad_rule: fault == Fault::BroadRule,
+            short_work: fault == Fault::ShortWork,
         },
     )
 }

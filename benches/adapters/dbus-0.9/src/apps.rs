@@ -1,0 +1,106 @@
+//! How applications use dbus-rs 0.9 (issue 31, `harness::ipc::application`): a service
+//! the process serves itself (`call/in-only-bytes/<n>`: a `dbus_crossroads` object on a
+//! second connection, served on a thread of its own by `Crossroads::serve`, since a
+//! blocking `Proxy::method_call` holds the calling thread until the reply), and K
+//! connections of one process called in turn (`call/connections-in-process/<k>`, each
+//! a `blocking::Proxy` on its own connection), and a `blocking::Proxy` built and called
+//! once against the harness's own server (`proxy/create-call/<server>`).
+
+use std::sync::mpsc;
+
+use anyhow::{bail, Context, Result};
+use dbus::blocking::Proxy;
+use dbus_crossroads::{Crossroads, IfaceBuilder};
+use harness::ipc::application::{self as app, AppOp, SharedTally};
+use harness::ipc::proxied::{self as px, ProxyServer};
+use harness::ipc::{self as h, raw_server, Transport};
+
+use crate::ipc::{connect, connect_proxy, TIMEOUT};
+use crate::service::ByteArray;
+
+type Op = Box<dyn FnMut() -> Result<u64>>;
+
+/// The client side of the application families (`ipc::client`'s arm for `IpcOp::App`).
+pub fn client(t: &Transport, op: AppOp) -> Result<Op> {
+    match op {
+        AppOp::InOnlyBytes(n) => in_only_bytes(t, n),
+        AppOp::Connections(k) => connections(t, k),
+        AppOp::ProxyCreate(server) => proxy_create(t, server),
+    }
+}
+
+/// `proxy/create-call/<server>`: per op a new `blocking::Proxy` (destination, path and
+/// timeout over a borrowed connection: building it sends nothing) and one `Void` through it.
+fn proxy_create(t: &Transport, server: ProxyServer) -> Result<Op> {
+    let Transport::Bus { socket, .. } = t else {
+        bail!("proxy/create-call goes through a bus");
+    };
+    let served = raw_server::serve_proxied(socket, server)?;
+    let conn = connect(t)?;
+    Ok(Box::new(move || {
+        let proxy = Proxy::new(served.unique_name.as_str(), px::PROXIED_PATH, TIMEOUT, &conn);
+        proxy.method_call::<(), _, _, _>(px::PROXIED_INTERFACE, px::PROXIED_METHOD, ())?;
+        Ok(app::take_tally(&served.tally))
+    }))
+}
+
+/// Serves `SinkBytes` at the sink's path on a new connection, driven by a thread of
+/// its own until the process exits; returns that connection's unique name.
+fn serve_sink(t: &Transport, tally: SharedTally) -> Result<String> {
+    let (tx, rx) = mpsc::channel::<Result<String>>();
+    let t = t.clone();
+    std::thread::Builder::new()
+        .name("sink".into())
+        .spawn(move || {
+            let conn = match connect(&t) {
+                Ok(c) => c,
+                Err(e) => {
+                    let _ = tx.send(Err(e));
+                    return;
+                }
+            };
+            let mut cr = Crossroads::new();
+            let iface = cr.register(app::SINK_INTERFACE, |b: &mut IfaceBuilder<SharedTally>| {
+                b.method(app::SINK_BYTES, ("data",), (), |_, tally, (data,): (ByteArray,)| {
+                    app::record(tally, &data.0);
+                    Ok(())
+                });
+            });
+            cr.insert(app::SINK_PATH, &[iface], tally);
+            // Calls that arrive before `serve` starts wait in libdbus's queue.
+            let _ = tx.send(Ok(conn.unique_name().to_string()));
+            if let Err(e) = cr.serve(&conn) {
+                eprintln!("the sink's connection failed: {e}");
+            }
+        })
+        .context("starting the sink's thread")?;
+    rx.recv().context("the sink's thread ended before it was connected")?
+}
+
+/// `call/in-only-bytes/<n>`: `Proxy::method_call` of `SinkBytes` (its empty reply read
+/// as `()`), addressed to the serving connection's unique name.
+fn in_only_bytes(t: &Transport, n: usize) -> Result<Op> {
+    let tally = SharedTally::default();
+    let name = serve_sink(t, tally.clone())?;
+    let proxy = Proxy::new(name, app::SINK_PATH, TIMEOUT, Box::new(connect(t)?));
+    let payload = h::echo_payload(n);
+    Ok(Box::new(move || {
+        proxy.method_call::<(), _, _, _>(app::SINK_INTERFACE, app::SINK_BYTES, (payload.as_slice(),))?;
+        Ok(app::take_tally(&tally))
+    }))
+}
+
+/// `call/connections-in-process/<k>`: one `InOutInt` through each connection's proxy in turn.
+fn connections(t: &Transport, k: usize) -> Result<Op> {
+    let proxies = (0..k)
+        .map(|i| connect_proxy(t).with_context(|| format!("connection {i} of {k}")))
+        .collect::<Result<Vec<_>>>()?;
+    Ok(Box::new(move || {
+        let mut replies = Vec::with_capacity(k);
+        for (i, p) in proxies.iter().enumerate() {
+            let (v,): (i32,) = p.method_call(h::INTERFACE, "InOutInt", (h::in_flight_arg(i),))?;
+            replies.push(v);
+        }
+        Ok(h::in_flight_digest(replies))
+    }))
+}

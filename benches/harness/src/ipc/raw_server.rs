@@ -1,0 +1,175 @@
+//! The harness's own connection to a bus, serving [`super::proxied`]'s object
+//! inside an adapter's client process (`proxy/create-call/<server>`): SASL
+//! EXTERNAL, Hello, then every method call answered from [`proxied::answer`],
+//! with the harness's reference codec, on a thread of its own. It is the same
+//! for every library, so a cell's bus messages per operation beyond the call and
+//! its reply are the client library's own (GetAll, Introspect, AddMatch).
+//! Not benchmarked itself: it only answers.
+
+use std::io::{Read, Write};
+use std::os::unix::net::UnixStream;
+use std::path::Path;
+use std::sync::mpsc;
+use std::time::Duration;
+
+use anyhow::{bail, ensure, Context, Result};
+
+use super::application::{self as app, SharedTally};
+use super::proxied::{self, ProxyServer, Reply};
+use crate::wire::{self, Message, Value};
+
+/// A running server: its unique name on the bus, and the tally of the
+/// operation's own calls it answered ([`proxied::PROXIED_METHOD`], each
+/// recorded as an empty array: [`app::take_tally`] after each op).
+pub struct RawServer {
+    pub unique_name: String,
+    pub tally: SharedTally,
+}
+
+struct Conn {
+    stream: UnixStream,
+    serial: u32,
+}
+
+impl Conn {
+    fn send(&mut self, kind: u8, mut fields: Vec<(u8, Value)>, body: &[Value]) -> Result<()> {
+        self.serial += 1;
+        let signature: String = body.iter().map(Value::signature).collect();
+        if !signature.is_empty() {
+            fields.push((wire::FIELD_SIGNATURE, Value::Signature(signature)));
+        }
+        let bytes = wire::encode_message(kind, 0, self.serial, &fields, body);
+        self.stream.write_all(&bytes).context("writing to the bus")
+    }
+
+    fn recv(&mut self) -> Result<Message> {
+        let mut fixed = [0u8; 16];
+        self.stream.read_exact(&mut fixed).context("reading from the bus")?;
+        ensure!(fixed[0] == b'l' || fixed[0] == b'B', "not a D-Bus message");
+        let word = |at: usize| {
+            let b: [u8; 4] = fixed[at..at + 4].try_into().expect("4 bytes");
+            if fixed[0] == b'B' {
+                u32::from_be_bytes(b)
+            } else {
+                u32::from_le_bytes(b)
+            }
+        };
+        let header_len = (16 + word(12) as usize).div_ceil(8) * 8;
+        let mut bytes = fixed.to_vec();
+        bytes.resize(header_len + word(4) as usize, 0);
+        self.stream
+            .read_exact(&mut bytes[16..])
+            .context("reading from the bus")?;
+        Ok(wire::decode_message(&bytes)?)
+    }
+
+    /// Reads one line of the SASL exchange, byte by byte (nothing binary is read ahead).
+    fn line(&mut self) -> Result<String> {
+        let mut line = Vec::new();
+        let mut b = [0u8; 1];
+        while line.len() < 512 {
+            self.stream.read_exact(&mut b).context("reading the SASL reply")?;
+            if b[0] == b'\n' {
+                return Ok(String::from_utf8_lossy(&line).trim_end().to_string());
+            }
+            line.push(b[0]);
+        }
+        bail!("the SASL reply is longer than 512 bytes")
+    }
+
+    /// Connects, authenticates with our uid, says Hello; returns the unique name.
+    fn connect(socket: &Path) -> Result<(Conn, String)> {
+        let stream = UnixStream::connect(socket).with_context(|| format!("connecting to {}", socket.display()))?;
+        stream.set_read_timeout(Some(Duration::from_secs(30)))?;
+        let mut c = Conn { stream, serial: 0 };
+        // SAFETY: getuid cannot fail.
+        let uid = unsafe { libc::getuid() };
+        let hex: String = uid.to_string().bytes().map(|b| format!("{b:02x}")).collect();
+        c.stream.write_all(format!("\0AUTH EXTERNAL {hex}\r\n").as_bytes())?;
+        let ok = c.line()?;
+        ensure!(ok.starts_with("OK "), "the bus refused authentication: {ok:?}");
+        c.stream.write_all(b"BEGIN\r\n")?;
+        c.send(
+            wire::MESSAGE_METHOD_CALL,
+            vec![
+                (wire::FIELD_PATH, Value::ObjectPath("/org/freedesktop/DBus".into())),
+                (wire::FIELD_INTERFACE, Value::Str("org.freedesktop.DBus".into())),
+                (wire::FIELD_MEMBER, Value::Str("Hello".into())),
+                (wire::FIELD_DESTINATION, Value::Str("org.freedesktop.DBus".into())),
+            ],
+            &[],
+        )?;
+        loop {
+            let m = c.recv()?;
+            if m.header.field(wire::FIELD_REPLY_SERIAL) == Some(&Value::U32(1)) {
+                let name = m
+                    .values
+                    .first()
+                    .and_then(Value::as_str)
+                    .context("Hello's reply has no name")?;
+                let name = name.to_string();
+                c.stream.set_read_timeout(None)?;
+                return Ok((c, name));
+            }
+        }
+    }
+
+    /// Answers one method call (other messages, such as NameAcquired, are ignored).
+    fn answer(&mut self, call: &Message, server: ProxyServer, tally: &SharedTally) -> Result<()> {
+        if call.header.message_type != wire::MESSAGE_METHOD_CALL {
+            return Ok(());
+        }
+        let h = &call.header;
+        let reply = proxied::answer(
+            server,
+            h.field_str(wire::FIELD_PATH).unwrap_or_default(),
+            h.field_str(wire::FIELD_INTERFACE),
+            h.field_str(wire::FIELD_MEMBER).unwrap_or_default(),
+            &call.values,
+        );
+        if h.flags & wire::FLAG_NO_REPLY_EXPECTED != 0 {
+            return Ok(());
+        }
+        let mut fields = vec![(wire::FIELD_REPLY_SERIAL, Value::U32(h.serial))];
+        if let Some(sender) = h.field_str(wire::FIELD_SENDER) {
+            fields.push((wire::FIELD_DESTINATION, Value::Str(sender.into())));
+        }
+        match reply {
+            Reply::Return { values, counted } => {
+                if counted {
+                    app::record(tally, &[]);
+                }
+                self.send(wire::MESSAGE_METHOD_RETURN, fields, &values)
+            }
+            Reply::Error { name, message } => {
+                fields.push((wire::FIELD_ERROR_NAME, Value::Str(name.into())));
+                self.send(wire::MESSAGE_ERROR, fields, &[Value::Str(message)])
+            }
+        }
+    }
+}
+
+/// Connects to the bus at `socket` and serves the object as `server` serves it
+/// on a thread of its own until the process exits (or the bus closes the
+/// connection); returns once it is connected, with its unique name.
+pub fn serve_proxied(socket: &Path, server: ProxyServer) -> Result<RawServer> {
+    let (mut conn, unique_name) = Conn::connect(socket)?;
+    let tally = SharedTally::default();
+    let counted = tally.clone();
+    let (started, wait) = mpsc::channel::<()>();
+    std::thread::Builder::new()
+        .name("proxied".into())
+        .spawn(move || {
+            let _ = started.send(());
+            loop {
+                let served = conn.recv().and_then(|m| conn.answer(&m, server, &counted));
+                if let Err(e) = served {
+                    eprintln!("the proxied object's connection ended: {e:#}");
+                    return;
+                }
+            }
+        })
+        .context("starting the proxied object's thread")?;
+    wait.recv().context("the proxied object's thread did not start")?;
+    Ok(RawServer { unique_name, tally })
+}
