@@ -76,8 +76,13 @@ pub fn add(matrix: &mut Matrix, rows: &[Row], bin_dir: &Path, interrupted: &Atom
         let of = of_entry(matrix, row)?;
         let mut entry = of.clone();
         entry.id = row.id.clone();
-        // Its sockets and fifos are named after `package`: the id's `@…` keeps them apart.
-        entry.package = format!("{}{}", of.package, &row.id[of.id.len()..]);
+        // Its sockets and fifos are named after `package`: the id's tail keeps them apart, with
+        // only characters a D-Bus address carries unescaped (`@` in a p2p socket's path broke its address).
+        let tail: String = row.id[of.id.len() + 1..]
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() || c == '.' { c } else { '-' })
+            .collect();
+        entry.package = format!("{}-at-{tail}", of.package);
         entry.baseline = false;
         entry.pinned = Some(pinned);
         // After the adapter and the rows already added beside it.
