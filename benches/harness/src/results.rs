@@ -382,6 +382,23 @@ pub struct AdapterRecord {
     /// A row built against a local source of a library (`run --patch`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub patch: Option<PatchRecord>,
+    /// A version-axis row (matrix.toml `[[pinned]]`, `bisect`): the adapter
+    /// built with another release of its library.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pin: Option<PinRecord>,
+}
+
+/// What a version-axis row was built from: the registry release cargo resolved.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct PinRecord {
+    /// The adapter whose code was built.
+    pub of: String,
+    #[serde(rename = "crate")]
+    pub crate_name: String,
+    /// The requirement written into the adapter's manifest (`~6.1`, `=6.2.0`).
+    pub requirement: String,
+    /// The version cargo resolved from the registry.
+    pub version: String,
 }
 
 /// What a patched row (`<adapter>+patch`, `run --patch`) was built from.

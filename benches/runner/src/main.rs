@@ -24,6 +24,7 @@ mod matrix;
 mod measure;
 mod output;
 mod patch;
+mod pin;
 mod placement;
 mod process;
 mod progress;

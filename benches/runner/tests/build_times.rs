@@ -53,6 +53,7 @@ fn record(id: &str, library: &str, version: &str) -> AdapterRecord {
         runtime: None,
         build: None,
         patch: None,
+        pin: None,
     }
 }
 
@@ -149,4 +150,92 @@ fn without_sources_the_user_is_told_why() {
         "{}",
         text(&o)
     );
+}
+
+/// `build-times --patch`: rustbus-0.19 timed twice from the same prepared
+/// state, the second build against a copy of rustbus's source (unchanged, so
+/// both say 0.19.3): one row each, the patched one `rustbus-0.19+patch`,
+/// and the copy's lockfile put back in between (the released build is
+/// `--locked`, the patched one cannot be).
+#[test]
+fn a_patched_build_is_timed_beside_the_released_one() {
+    let dir = TempDir::new("build-times-patch");
+    let src = dir.path().join("rustbus");
+    let o = Command::new("cp")
+        .arg("-r")
+        .arg(crate::patch_rows::registry_rustbus())
+        .arg(&src)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let o = dbus_matrix(&["--matrix", repo_matrix().to_str().unwrap()])
+        .env("DBUS_MATRIX_WORKSPACE", workspace())
+        .args([
+            "build-times",
+            "--adapters",
+            "raw,rustbus-0.19",
+            "--format",
+            "json",
+            "--quiet",
+        ])
+        .arg("--patch")
+        .arg(format!("rustbus={}", src.display()))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}:\n{}", text(&o)));
+    let ids: Vec<&str> = report["adapters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        ids,
+        ["raw", "rustbus-0.19", "rustbus-0.19+patch"],
+        "raw reaches no rustbus: {report}"
+    );
+    let row = |id: &str| {
+        report["adapters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["id"] == id)
+            .unwrap()
+            .clone()
+    };
+    for id in ["rustbus-0.19", "rustbus-0.19+patch"] {
+        assert_eq!(row(id)["version"], "0.19.3", "{report}");
+        // rustbus itself and the adapter at least, from the same prepared state.
+        assert!(row(id)["crates_compiled"].as_u64().unwrap() >= 2, "{id}: {report}");
+    }
+    assert_eq!(
+        row("rustbus-0.19")["crates_compiled"],
+        row("rustbus-0.19+patch")["crates_compiled"],
+        "the same crates compiled for both: {report}"
+    );
+}
+
+#[test]
+fn build_times_refuses_bad_patches_before_building() {
+    let rustbus = crate::patch_rows::registry_rustbus();
+    for (patch, expected) in [
+        ("rustbus".to_string(), "expected CRATE=PATH"),
+        (
+            format!("rustbus={}", rustbus.display()),
+            "no selected workspace adapter (adapter-raw) depends on rustbus",
+        ),
+    ] {
+        let o = dbus_matrix(&["--matrix", repo_matrix().to_str().unwrap()])
+            .env("DBUS_MATRIX_WORKSPACE", workspace())
+            .args(["build-times", "--adapters", "raw", "--quiet", "--patch", &patch])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{patch}: {}", text(&o));
+        assert!(
+            text(&o).contains(expected),
+            "{patch}: expected {expected:?} in:\n{}",
+            text(&o)
+        );
+    }
 }

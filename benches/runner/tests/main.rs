@@ -43,6 +43,7 @@ mod message_limit;
 mod opt_in_ops;
 mod own_lockfiles;
 mod patch_rows;
+mod pinned_rows;
 mod portability_labels;
 mod portable_reports;
 mod program_adapters;

@@ -16,7 +16,7 @@ use harness::results::CellStatus;
 const MARK: &str = "this rustbus is patched by the test";
 
 /// rustbus 0.19.3's source as cargo unpacked it (the rustbus adapter's build fetched it).
-fn registry_rustbus() -> PathBuf {
+pub(crate) fn registry_rustbus() -> PathBuf {
     let home = std::env::var_os("CARGO_HOME")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap()).join(".cargo"));

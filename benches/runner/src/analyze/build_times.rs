@@ -26,6 +26,7 @@ use harness::results::{BuildRecord, ResultsFile};
 use indicatif::ProgressBar;
 use serde::Serialize;
 
+use super::build_patched;
 use crate::matrix::{AdapterEntry, Matrix};
 use crate::process::scratch::Scratch;
 use crate::unhacked::{self, copy_tree};
@@ -37,6 +38,9 @@ pub struct Options<'a> {
     /// Cargo's `-j`; None: the number of CPUs.
     pub jobs: Option<u32>,
     pub progress: bool,
+    /// `--patch`: each selected adapter that reaches a patched crate is also
+    /// built against the source, as `<id>+patch`, from the same prepared state.
+    pub patches: Vec<crate::patch::Spec>,
 }
 
 #[derive(Debug, Serialize)]
@@ -169,10 +173,12 @@ fn path_str(p: &Path) -> Result<&str> {
 /// A `cargo build` in `workspace` into `target`, with cargo's stderr read
 /// line by line (progress and `Compiling` count). Returns the wall time and
 /// the number of crates compiled.
-fn cargo_build(
+#[allow(clippy::too_many_arguments)]
+pub(super) fn cargo_build(
     workspace: &Path,
     target: &Path,
     args: &[&str],
+    locked: bool,
     jobs: u32,
     bar: &ProgressBar,
     label: &str,
@@ -180,7 +186,8 @@ fn cargo_build(
 ) -> Result<(Duration, u32)> {
     let mut cmd = Command::new(cargo_program());
     cmd.args(args)
-        .args(["--release", "--locked", "--color", "never", "-j"])
+        .args(["--release", "--color", "never", "-j"])
+        .args(locked.then_some("--locked"))
         .arg(jobs.to_string())
         .arg("--target-dir")
         .arg(target)
@@ -263,7 +270,7 @@ fn cargo_build(
 }
 
 /// Replaces `to` with a copy of `from`.
-fn replace_with_copy(from: &Path, to: &Path) -> Result<()> {
+pub(super) fn replace_with_copy(from: &Path, to: &Path) -> Result<()> {
     if to.exists() {
         std::fs::remove_dir_all(to).with_context(|| format!("cannot remove {}", to.display()))?;
     }
@@ -311,11 +318,14 @@ pub fn measure(opts: Options, interrupted: &AtomicBool) -> Result<Report> {
     // dependencies (which would put every library's crates into every build).
     bar.set_message("copying the workspace without the workspace-hack's dependencies");
     let ws = unhacked::workspace_copy(&cargo_program(), &checkout, &scratch.path().join("workspace"))?;
+    // `--patch`: which adapters reach a patched crate, known before anything is built.
+    let patches = build_patched::Patches::plan(&ws, &opts.patches, &selected)?;
     bar.set_message("preparing: building harness and its dependencies (untimed)");
     let (prepare, _) = cargo_build(
         &ws,
         &target,
         &unhacked::shared_packages(&ws),
+        true,
         jobs,
         &bar,
         "preparing (untimed)",
@@ -323,7 +333,8 @@ pub fn measure(opts: Options, interrupted: &AtomicBool) -> Result<Report> {
     )
     .context("building the shared code (the harness package) failed")?;
     bar.inc(1);
-    if selected.len() > 1 {
+    let builds_planned = selected.len() + patches.count();
+    if builds_planned > 1 {
         bar.set_message("keeping a copy of the prepared target directory");
         replace_with_copy(&target, &pristine)?;
     }
@@ -346,7 +357,7 @@ pub fn measure(opts: Options, interrupted: &AtomicBool) -> Result<Report> {
             Some(m) => vec!["build", "--manifest-path", path_str(m)?],
             None => vec!["build", "-p", &a.package],
         };
-        let (elapsed, compiled) = cargo_build(&ws, &target, &build_args, jobs, &bar, &a.id, interrupted)
+        let (elapsed, compiled) = cargo_build(&ws, &target, &build_args, true, jobs, &bar, &a.id, interrupted)
             .with_context(|| format!("building adapter {} (package {}) failed", a.id, a.package))?;
         let bin = adapter::binary(&target.join("release"), a)?;
         let version = adapter::describe(&bin, scratch.path(), interrupted)
@@ -368,6 +379,21 @@ pub fn measure(opts: Options, interrupted: &AtomicBool) -> Result<Report> {
             elapsed.as_secs_f64()
         ));
         bar.inc(1);
+        if patches.reach(a) {
+            builds.push(build_patched::build(
+                &build_patched::Dirs {
+                    ws: &ws,
+                    target: &target,
+                    pristine: &pristine,
+                    scratch: scratch.path(),
+                },
+                &patches,
+                a,
+                jobs,
+                &bar,
+                interrupted,
+            )?);
+        }
     }
     bar.finish_and_clear();
     Ok(Report {

@@ -1,8 +1,10 @@
 //! The operations behind the reading commands (as cargo's `ops` sit apart
 //! from its `commands`): [`compare`], [`history`], [`spread`] over results
 //! files with their [`stats`] and cell [`selection`], [`build_times`],
-//! the [`coverage`] table, and [`verify`] (every adapter does the same work).
+//! the [`coverage`] table, [`bisect`]'s answer, and [`verify`] (every adapter does the same work).
 
+pub mod bisect;
+pub mod build_patched;
 pub mod build_times;
 pub mod compare;
 pub mod compare_portable;

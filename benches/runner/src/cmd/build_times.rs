@@ -25,6 +25,12 @@ pub struct Args {
     /// No progress bar.
     #[arg(long)]
     quiet: bool,
+    /// Also build each selected adapter that depends on the crate against a
+    /// local source of it, as `<adapter>+patch`, from the same prepared state
+    /// (comma-separated `CRATE=DIR`, as `run --patch`; Cargo adapters of the
+    /// workspace only).
+    #[arg(long, value_delimiter = ',', value_name = "CRATE=DIR")]
+    patch: Vec<String>,
 }
 
 pub fn exec(args: Args, ctx: &Context) -> Result<ExitCode> {
@@ -32,11 +38,13 @@ pub fn exec(args: Args, ctx: &Context) -> Result<ExitCode> {
     // reported before anything is built; the lock is held until the figures are in.
     let _lock = store::lock_for_into(args.into.as_deref())?;
     let m = ctx.load_matrix()?;
+    let patches = crate::patch::parse(&args.patch)?;
     let opts = build_times::Options {
         matrix: &m,
         adapters: args.adapters,
         jobs: args.jobs,
         progress: !args.quiet,
+        patches,
     };
     let report = match build_times::measure(opts, ctx.interrupted()) {
         Ok(r) => r,

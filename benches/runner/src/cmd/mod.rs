@@ -2,6 +2,7 @@
 //! function `exec(args, &Context) -> Result<ExitCode>`. `main` parses, hands
 //! the command to [`Cmd::exec`] and turns an error into exit status 2.
 
+mod bisect;
 mod build_times;
 mod canon;
 mod compare;
@@ -10,6 +11,7 @@ mod interop;
 mod list;
 mod list_families;
 mod patch;
+mod pinned;
 mod report;
 mod run;
 mod site;
@@ -59,6 +61,10 @@ pub enum Cmd {
     /// List adapters (with exact versions and support) and scenarios, or the
     /// coverage table (--format markdown).
     List(list::Args),
+    /// One adapter built with every registry release of its library between
+    /// --from and --to, the asked cells run for each in one run, and where
+    /// each cell's figure moved (by compare's rules).
+    Bisect(bisect::Args),
     /// Build time of each adapter: a release build of it where only the shared
     /// harness is already built (needs a checkout and cargo).
     BuildTimes(build_times::Args),
@@ -85,6 +91,7 @@ impl Cmd {
             Cmd::Verify(args) => verify::exec(args, ctx),
             Cmd::List(args) => list::exec(args, ctx),
             Cmd::BuildTimes(args) => build_times::exec(args, ctx),
+            Cmd::Bisect(args) => bisect::exec(args, ctx),
             Cmd::Interop(args) => interop::exec(args, ctx),
             Cmd::Canon(args) => canon::exec(args),
             Cmd::Site(args) => site::exec(args),
@@ -95,7 +102,7 @@ impl Cmd {
     /// it, stops its children and keeps what it has), rather than ending the
     /// runner at once (with its temporary directories removed).
     pub fn stops_cleanly(&self) -> bool {
-        matches!(self, Cmd::Run(_) | Cmd::BuildTimes(_))
+        matches!(self, Cmd::Run(_) | Cmd::BuildTimes(_) | Cmd::Bisect(_))
     }
 }
 

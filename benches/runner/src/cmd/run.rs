@@ -151,13 +151,19 @@ pub fn exec(args: Args, ctx: &Context) -> Result<ExitCode> {
         roles: args.roles,
         reference: args.reference.clone(),
     };
+    // The version-axis rows (matrix.toml [[pinned]]) are built in a copy, not by scripts/build.sh.
+    let pinned = super::pinned::take(&opts.matrix, &mut opts.adapters, true)?;
     if args.list_builds {
-        run::preflight::list_builds(&opts)?;
+        if !pinned.1 {
+            run::preflight::list_builds(&opts)?;
+        }
         return Ok(ExitCode::SUCCESS);
     }
+    super::pinned::check_patch(pinned.1, !args.patch.is_empty())?;
     if !args.patch.is_empty() {
         super::patch::add_rows(&mut opts.matrix, &mut opts.adapters, &opts.bin_dir, &args.patch, ctx)?;
     }
+    super::pinned::add(&mut opts.matrix, &mut opts.adapters, pinned, &opts.bin_dir, ctx)?;
     if args.preflight {
         run::preflight::check(&opts, &ctx.interrupted)?;
         return Ok(ExitCode::SUCCESS);

@@ -26,9 +26,12 @@ pub fn exec(args: Args, ctx: &Context) -> Result<ExitCode> {
     let mut m = ctx.load_matrix()?;
     let bin_dir = ctx.bin_dir()?;
     let mut adapters = args.adapters;
+    let pinned = super::pinned::take(&m, &mut adapters, false)?;
+    super::pinned::check_patch(pinned.1, !args.patch.is_empty())?;
     if !args.patch.is_empty() {
         super::patch::add_rows(&mut m, &mut adapters, &bin_dir, &args.patch, ctx)?;
     }
+    super::pinned::add(&mut m, &mut adapters, pinned, &bin_dir, ctx)?;
     let is_codec = |id: &str| harness::scenario::find(id).is_some_and(|s| s.ipc_op().is_none());
     if !m.select_scenarios(&args.scenarios)?.iter().any(|s| is_codec(&s.id)) {
         anyhow::bail!(

@@ -83,6 +83,7 @@ impl Matrix {
                 );
             }
         }
+        super::pinned::check(self)?;
         super::roles::check_config(self)
     }
 

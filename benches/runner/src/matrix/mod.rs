@@ -4,6 +4,7 @@
 
 mod check;
 pub mod patched;
+pub mod pinned;
 mod profile;
 pub mod roles;
 
@@ -30,6 +31,10 @@ pub struct Matrix {
     /// coverage table with the reason (`list --format markdown`).
     #[serde(rename = "unavailable", default)]
     pub unavailable: Vec<UnavailableEntry>,
+    /// The version axis: rows of an adapter built with another release of
+    /// its library ([`pinned`]).
+    #[serde(rename = "pinned", default)]
+    pub pinned: Vec<pinned::PinnedEntry>,
     /// Client and server apart: the reference adapter ([`roles`]).
     #[serde(default)]
     pub roles: Option<roles::RolesConfig>,
@@ -83,6 +88,9 @@ pub struct AdapterEntry {
     /// added after the file was read; never in matrix.toml.
     #[serde(skip)]
     pub patched: Option<patched::Patched>,
+    /// A version-axis row (`[[pinned]]`), added when a command builds it.
+    #[serde(skip)]
+    pub pinned: Option<pinned::Pinned>,
 }
 
 impl AdapterEntry {

@@ -228,6 +228,30 @@ fn check_source(s: &Spec) -> Result<()> {
     }
 }
 
+/// The crates (name, version) each package reaches.
+pub type Reached = Vec<Vec<(String, String)>>;
+
+/// For `build-times --patch`: cargo's `--config` arguments of the patches,
+/// and for each of `packages` (members of the workspace copy `copy`) the
+/// patched crates it reaches, with their versions. The sources are checked.
+pub fn reached(copy: &Path, specs: &[&Spec], packages: &[&str]) -> Result<(Vec<String>, Reached)> {
+    for s in specs {
+        check_source(s)?;
+    }
+    let patch = patch_args(specs)?;
+    let meta = metadata(copy, None, &patch)?;
+    let found = packages
+        .iter()
+        .map(|p| {
+            meta.patched_reached_from(p, specs)
+                .into_iter()
+                .map(|(s, v)| (s.name.clone(), v))
+                .collect()
+        })
+        .collect();
+    Ok((patch, found))
+}
+
 /// The resolved graph of `cargo metadata` with the patches.
 struct Metadata {
     /// Package id → (name, version, manifest path).

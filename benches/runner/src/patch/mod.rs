@@ -21,6 +21,7 @@ use sha2::{Digest, Sha256};
 use crate::matrix::{AdapterEntry, Matrix};
 
 pub use crate::matrix::patched::{Patched, SUFFIX};
+pub use cargo::reached;
 
 /// One `CRATE=PATH` of `--patch`.
 #[derive(Debug, Clone, PartialEq)]
@@ -69,7 +70,7 @@ pub fn parse(items: &[String]) -> Result<Vec<Spec>> {
 /// The cargo profile whose binaries `bin_dir` holds (`target/<profile>`,
 /// `target/debug` for `dev`), which the patched rows are built with too;
 /// `release` elsewhere.
-fn profile_of(bin_dir: &Path) -> String {
+pub(crate) fn profile_of(bin_dir: &Path) -> String {
     match (bin_dir.file_name(), bin_dir.parent().and_then(Path::file_name)) {
         (Some(p), Some(t)) if t == "target" && p == "debug" => "dev".into(),
         (Some(p), Some(t)) if t == "target" => p.to_string_lossy().into_owned(),

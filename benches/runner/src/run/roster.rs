@@ -66,6 +66,7 @@ pub fn describe_all(
                     .filter(|r| !r.is_empty()),
                 build: None,
                 patch: a.patched.as_ref().map(|p| p.record.clone()),
+                pin: a.pinned.as_ref().map(|p| p.record.clone()),
             });
         }
         roster.insert(a.id.clone(), RunAdapter { bin, described: d });

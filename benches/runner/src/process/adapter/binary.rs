@@ -58,6 +58,9 @@ fn locate(bin_dir: &Path, entry: &AdapterEntry) -> (PathBuf, bool) {
     if let Some(p) = &entry.patched {
         return (p.bin.clone(), p.bin.is_file());
     }
+    if let Some(p) = &entry.pinned {
+        return (p.bin.clone(), p.bin.is_file());
+    }
     if entry.unavailable_here().is_some() {
         // Never run: its listing is [`unavailable`], every cell decided by it.
         return (bin_dir.join(&entry.package), true);
@@ -131,7 +134,23 @@ pub fn refuse_runner(bin_dir: &Path, entry: &AdapterEntry) -> Result<()> {
 /// input: matrix.toml and the binaries disagree about what is measured.
 pub fn check_identity(entry: &AdapterEntry, binary: &Path, d: &Described) -> Result<()> {
     // A patched row runs its adapter's code, which says the adapter's id.
-    let expected = entry.patched.as_ref().map_or(&entry.id, |p| &p.of);
+    // So does a version-axis row, whose library must be the release it was built with.
+    let expected = entry
+        .patched
+        .as_ref()
+        .map(|p| &p.of)
+        .or(entry.pinned.as_ref().map(|p| &p.of))
+        .unwrap_or(&entry.id);
+    if let Some(p) = entry.pinned.as_ref().filter(|p| p.record.version != d.listing.version) {
+        bail!(
+            "{} (row {}) says it runs {} {}, but it was built with {} (cargo's lockfile of the build)",
+            binary.display(),
+            entry.id,
+            d.listing.library,
+            d.listing.version,
+            p.record.version
+        );
+    }
     if &d.listing.id != expected {
         bail!(
             "{} says it is adapter {:?}, but matrix.toml expects {:?}",
