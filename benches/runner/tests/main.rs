@@ -45,6 +45,7 @@ mod patch_rows;
 mod portability_labels;
 mod program_adapters;
 mod program_parsers;
+mod program_subscriptions;
 mod props;
 mod provenance;
 mod raw_samples;
