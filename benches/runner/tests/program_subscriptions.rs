@@ -42,7 +42,11 @@ fn scope(s: &str) -> RuleScope {
 }
 
 fn strings(v: &Value) -> Vec<String> {
-    v.as_array().unwrap().iter().map(|t| t.as_str().unwrap().to_string()).collect()
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap().to_string())
+        .collect()
 }
 
 /// Right and broken inputs of each check: what a consumer was handed.
@@ -186,7 +190,12 @@ fn run_checks(mut c: Command, input: &Value) -> Value {
         .spawn()
         .unwrap();
     use std::io::Write;
-    child.stdin.take().unwrap().write_all(input.to_string().as_bytes()).unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.to_string().as_bytes())
+        .unwrap();
     let o = child.wait_with_output().unwrap();
     assert!(o.status.success(), "{}", text(&o));
     serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&o)))
@@ -197,7 +206,9 @@ fn the_python_and_ruby_checks_judge_and_word_as_the_harness() {
     let cases = cases();
     let input = json!({"cases": cases, "pid": PID});
     let mut python = Command::new("/usr/bin/python3");
-    python.args(["-c", PYTHON]).env("PYTHONPATH", programs_dir().join("python"));
+    python
+        .args(["-c", PYTHON])
+        .env("PYTHONPATH", programs_dir().join("python"));
     let mut ruby = Command::new("ruby");
     ruby.arg("-I").arg(programs_dir().join("ruby")).args(["-e", RUBY]);
     let (churned, sentinel) = sub::churn_names_of(PID);
@@ -231,8 +242,16 @@ fn the_python_and_ruby_checks_judge_and_word_as_the_harness() {
     assert!(verdicts[0]["ok"].is_string());
     assert!(failed(1).contains("received 99, lost 1, duplicated 0, foreign 0, in order (the first lost: Some(42))"));
     assert!(failed(3).contains("duplicated 1"), "{}", failed(3));
-    assert!(failed(10).contains("delivered 10 Pings (9 non-matching)"), "{}", failed(10));
-    assert!(failed(15).contains("for the churned name 20 (must be 0)"), "{}", failed(15));
+    assert!(
+        failed(10).contains("delivered 10 Pings (9 non-matching)"),
+        "{}",
+        failed(10)
+    );
+    assert!(
+        failed(15).contains("for the churned name 20 (must be 0)"),
+        "{}",
+        failed(15)
+    );
 }
 
 fn reason_of(r: &ResultsFile, adapter: &str, scenario: &str, bus: &str) -> String {
@@ -362,12 +381,22 @@ fn a_lost_signal_and_an_ignored_arg0_fail_the_programs_cells_with_the_counts() {
     let r = validate(&results_file(&out));
     for a in ["jeepney-0.8", "ruby-dbus-0.16"] {
         // Untouched by the mutation: still verified.
-        for s in ["signal/match-churn", "signal/delivered/broad", "signal/name-owner-churn/broad"] {
+        for s in [
+            "signal/match-churn",
+            "signal/delivered/broad",
+            "signal/name-owner-churn/broad",
+        ] {
             assert_eq!(cell_status(&r, a, s, "dbus-daemon"), CellStatus::Ok, "{a} {s}");
         }
         for (s, words) in [
-            ("signal/burst/100", "received 99, lost 1, duplicated 0, foreign 0, in order (the first lost: Some(42))"),
-            ("signal/delivered/arg0", "arg0 rule: the subscription delivered 10 Pings (9 non-matching)"),
+            (
+                "signal/burst/100",
+                "received 99, lost 1, duplicated 0, foreign 0, in order (the first lost: Some(42))",
+            ),
+            (
+                "signal/delivered/arg0",
+                "arg0 rule: the subscription delivered 10 Pings (9 non-matching)",
+            ),
             ("signal/name-owner-churn/arg0", "for the churned name 20 (must be 0)"),
         ] {
             assert_eq!(cell_status(&r, a, s, "dbus-daemon"), CellStatus::Failed, "{a} {s}");
