@@ -91,6 +91,13 @@ fn service() -> Value {
         "delivered_noise": ipc::subscription::DELIVERED_NOISE,
         "delivered_noise_text": tables::template_of(ipc::subscription::delivered_noise_text),
         "delivered_arg0_rule": ipc::subscription::delivered_rule(ipc::subscription::RuleScope::Arg0),
+        "name_churns": ipc::subscription::NAME_CHURNS,
+        "churn_name": tables::template_of(|pid| churn_name_of(pid, false)),
+        "churn_end_name": tables::template_of(|pid| churn_name_of(pid, true)),
+        "name_owner_rule": ipc::subscription::name_owner_rule(ipc::subscription::RuleScope::Broad, ""),
+        "name_owner_arg0_rule": tables::template_of(|pid| {
+            ipc::subscription::name_owner_rule(ipc::subscription::RuleScope::Arg0, &churn_name_of(pid, true))
+        }),
         "read_fd": [fd_passing::READ_FD, fd_passing::READ_FD_IN, fd_passing::READ_FD_OUT],
         "fd_read_limit": fd_passing::FD_READ_LIMIT,
         "echo_sizes": ipc::ECHO_SIZES,
@@ -103,6 +110,17 @@ fn service() -> Value {
         "props_counts": props::PROPS_COUNTS,
         "fd_sizes": fd_passing::FD_SIZES,
     })
+}
+
+/// The churned (or, `end`, the sentinel) name of `signal/name-owner-churn` for
+/// process `pid`; the canon's templates put `%d` where the pid goes.
+fn churn_name_of(pid: usize, end: bool) -> String {
+    let (churned, sentinel) = ipc::subscription::churn_names_of(pid as u32);
+    if end {
+        sentinel
+    } else {
+        churned
+    }
 }
 
 /// Every path a hand-built server introspects: the object and its ancestors.
@@ -138,6 +156,7 @@ fn standard() -> Value {
             "property_read_only": standard::PROPERTY_READ_ONLY,
             "invalid_args": standard::INVALID_ARGS,
             "failed": standard::FAILED,
+            "match_rule_not_found": ipc::subscription::MATCH_RULE_NOT_FOUND,
         },
     })
 }

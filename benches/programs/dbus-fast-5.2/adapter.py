@@ -27,6 +27,7 @@ from dbus_fast.service import (PropertyAccess, ServiceInterface, dbus_method, db
 from dbus_matrix_py import canon, contract, service  # noqa: E402
 
 import props  # noqa: E402  (beside this file)
+import subscriptions  # noqa: E402  (beside this file)
 
 VERSION = importlib.metadata.version("dbus-fast")
 COMPILED = dbus_fast.message.__file__.endswith(".so")
@@ -165,7 +166,8 @@ def _invalid_args(msg):
 
 class DbusFast:
     # contract.py: the opt-in ops (canon.OPT_IN_FAMILIES) this adapter implements.
-    IMPLEMENTS = ("in-flight", "idle-connections", "fd-passing", "property-get-all", "get-managed-objects")
+    IMPLEMENTS = ("in-flight", "idle-connections", "fd-passing", "property-get-all",
+                  "get-managed-objects") + subscriptions.KINDS
     id = "dbus-fast-5.2"
     library = "dbus-fast"
     version = VERSION
@@ -329,6 +331,8 @@ class DbusFast:
                                                   body=[0], unix_fds=[memfd]))
                 return _check(reply, "ReadFd")[0]
             return lambda: self._run(read_fd())
+        if kind in subscriptions.KINDS:
+            return subscriptions.client(self._run, lambda: self._connect(t), op)
         bus = self._run(self._connect(t))
         if kind in ("property-get-all", "get-managed-objects"):
             op = props.client(bus, t, kind, arg)

@@ -22,6 +22,8 @@ from gi.repository import GLib  # noqa: E402
 
 from dbus_matrix_py import canon, contract, service  # noqa: E402
 
+import subscriptions  # noqa: E402  (beside this file)
+
 # The line, not the machine's patch version: reasons end up in the committed coverage table.
 NO_CODEC = ("dbus-python 1.3 exposes no wire bytes: dbus.lowlevel.Message has no marshal or "
             "demarshal (libdbus's dbus_message_marshal/demarshal are not bound)")
@@ -276,7 +278,8 @@ def _ping():
 
 class DbusPython:
     # contract.py: the opt-in ops (canon.OPT_IN_FAMILIES) this adapter implements.
-    IMPLEMENTS = ("in-flight", "idle-connections", "fd-passing", "property-get-all", "get-managed-objects")
+    IMPLEMENTS = ("in-flight", "idle-connections", "fd-passing", "property-get-all",
+                  "get-managed-objects") + subscriptions.KINDS
     id = "dbus-python-1.3"
     library = "dbus-python"
     version = dbus.__version__
@@ -346,6 +349,8 @@ class DbusPython:
                 conn.close()
                 return empty
             return marshal_send
+        if kind in subscriptions.KINDS:
+            return subscriptions.client(lambda: self._connect(t), op)
         conn = self._connect(t)
         if kind == "call":
             iface = dbus.Interface(self._proxy(conn, t), canon.BENCH_INTERFACE)

@@ -11,6 +11,7 @@ require "dbus"
 require "dbus_matrix/canon"
 require "dbus_matrix/contract"
 require "dbus_matrix/service"
+require_relative "subscriptions"
 
 class RubyDbus
   C = DbusMatrix::Canon
@@ -22,7 +23,8 @@ class RubyDbus
   VERSION = (GEMSPEC && Gem::Specification.load(GEMSPEC)&.version&.to_s) || "unknown"
 
   # contract.rb: the opt-in ops (canon.rb OPT_IN_FAMILIES) this adapter implements.
-  IMPLEMENTS = %w[in-flight idle-connections property-get-all get-managed-objects].freeze
+  IMPLEMENTS = (%w[in-flight idle-connections property-get-all get-managed-objects] +
+                RubyDbusSubscriptions::KINDS).freeze
 
   def id = "ruby-dbus-0.16"
   def library = "ruby-dbus"
@@ -238,6 +240,8 @@ class RubyDbus
         empty
       }
     end
+    return RubyDbusSubscriptions.client(-> { connect(t) }, op) if RubyDbusSubscriptions::KINDS.include?(kind)
+
     bus = connect(t)
     case kind
     when "call"

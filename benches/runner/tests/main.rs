@@ -49,6 +49,7 @@ mod portable_reports;
 mod program_adapters;
 mod program_parsers;
 mod property_storm;
+mod program_subscriptions;
 mod props;
 mod provenance;
 mod raw_samples;

@@ -158,3 +158,27 @@ fn the_contract_lists_every_command_and_flag() {
         &json!({"name": "timer", "required": false, "default": "criterion", "choices": ["criterion", "direct"]})
     ));
 }
+
+#[test]
+fn the_subscription_templates_expand_as_the_harness_names_and_rules() {
+    use ipc::subscription::{self as sub, RuleScope};
+    let v = canon();
+    let t = |k: &str| v["service"][k].as_str().unwrap().to_string();
+    for pid in [1, 4242, 4_194_304] {
+        let (churned, sentinel) = sub::churn_names_of(pid as u32);
+        assert_eq!(expand(&t("churn_name"), &[pid]), churned);
+        assert_eq!(expand(&t("churn_end_name"), &[pid]), sentinel);
+        assert_eq!(
+            expand(&t("name_owner_arg0_rule"), &[pid]),
+            sub::name_owner_rule(RuleScope::Arg0, &sentinel)
+        );
+    }
+    assert_eq!(t("name_owner_rule"), sub::name_owner_rule(RuleScope::Broad, "any"));
+    assert_eq!(v["service"]["name_churns"].as_u64(), Some(sub::NAME_CHURNS as u64));
+    assert_eq!(expand(&t("burst_text"), &[7]), sub::burst_text(7));
+    assert_eq!(expand(&t("delivered_noise_text"), &[3]), sub::delivered_noise_text(3));
+    assert_eq!(
+        v["standard"]["errors"]["match_rule_not_found"].as_str(),
+        Some(sub::MATCH_RULE_NOT_FOUND)
+    );
+}

@@ -50,7 +50,11 @@ pub const NAME_CHURNS: usize = 10;
 /// (churned name, sentinel name) of this process: under the bus policy's
 /// `io.killing.spark` prefix, distinct per process.
 pub fn churn_names() -> (String, String) {
-    let pid = std::process::id();
+    churn_names_of(std::process::id())
+}
+
+/// [`churn_names`] of process `pid` (the canon exports them as templates of the pid).
+pub fn churn_names_of(pid: u32) -> (String, String) {
     (
         format!("io.killing.spark.Churn.p{pid}"),
         format!("io.killing.spark.ChurnEnd.p{pid}"),
