@@ -59,11 +59,7 @@
 #define CANON_N_METHODS 9
 #define CANON_N_ITEMS 10
 #define CANON_N_PAYLOADS 4
-<<<<<<< HEAD
-#define CANON_N_SCENARIOS 112
-=======
-#define CANON_N_SCENARIOS 114
->>>>>>> i31-proxy
+#define CANON_N_SCENARIOS 117
 #define CANON_N_PROPERTIES 1000
 #define CANON_N_INTROSPECTION 4
 #define CANON_N_COMMANDS 8
