@@ -34,8 +34,8 @@ use harness::scenario::Shape;
 use harness::wire::Value;
 use harness::{wire, AdapterInfo, Body, Codec, Digest};
 
-mod storm;
 mod apps;
+mod storm;
 
 #[global_allocator]
 static ALLOCATOR: harness::alloc::CountingAllocator = harness::alloc::CountingAllocator;
