@@ -173,6 +173,9 @@ pub fn implements(op: IpcOp) -> bool {
         )
         || matches!(op, IpcOp::InFlight(_) | IpcOp::IdleConnections(_) | IpcOp::FdPassing(_))
         || matches!(op, IpcOp::PropertyGetAll(_) | IpcOp::ManagedObjects(_))
+        // Not property/changed-storm yet: storm.rs (the caching proxy) builds, but in the
+        // CI smoke run of 2026-11-27 its cells hung until the cell timeout (300 s) on
+        // dbus-daemon once the bus let the proxy's GetAll through; not found why yet.
         || matches!(
             op,
             IpcOp::Subscription(
@@ -180,7 +183,6 @@ pub fn implements(op: IpcOp) -> bool {
                     | SubscriptionOp::Burst(_)
                     | SubscriptionOp::Delivered(_)
                     | SubscriptionOp::NameOwnerChurn(_)
-                    | SubscriptionOp::PropertyStorm(_)
             )
         )
 }

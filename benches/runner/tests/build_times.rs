@@ -192,8 +192,8 @@ fn a_patched_build_is_timed_beside_the_released_one() {
         .collect();
     assert_eq!(
         ids,
-        ["raw", "rustbus-0.19", "rustbus-0.19+patch"],
-        "raw reaches no rustbus: {report}"
+        ["rustbus-0.19", "rustbus-0.19+patch", "raw"],
+        "matrix.toml's order, the patched row after its adapter: {report}"
     );
     let row = |id: &str| {
         report["adapters"]

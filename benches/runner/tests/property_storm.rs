@@ -97,15 +97,15 @@ fn a_storm_that_drops_an_update_fails_and_floods_report_memory_and_disconnection
 }
 
 /// Who has code for it and holds the value itself (no property cache in the library).
-/// zbus 4, 5, 6 share adapter-shared/zbus/storm.rs (6-tokio too, not built here): their
-/// caching proxy reads `GetAll` from the emitter's unique name, which the private bus's
-/// policy allows for that read alone (bus/src/config.rs).
-const IMPLEMENTED: [&str; 6] = ["dbus-0.9", "rustbus-0.19", "systemd-0.11", "zbus-6", "zbus-5", "zbus-4"];
+const IMPLEMENTED: [&str; 3] = ["dbus-0.9", "rustbus-0.19", "systemd-0.11"];
+/// zbus 4, 5, 6 have adapter-shared/zbus/storm.rs but do not list the family
+/// yet: its cells hung until the cell timeout (adapter-shared/zbus/service.rs).
+const NOT_YET: [&str; 3] = ["zbus-6", "zbus-5", "zbus-4"];
 
 #[test]
 fn storm_cells_have_values_or_the_reason_they_fail() {
     let out = TempDir::new("property-storm");
-    let adapters: Vec<&str> = IMPLEMENTED.to_vec();
+    let adapters: Vec<&str> = IMPLEMENTED.iter().chain(&NOT_YET).copied().collect();
     let o = smoke_run_of_repo(
         out.path(),
         &[
@@ -131,7 +131,14 @@ fn storm_cells_have_values_or_the_reason_they_fail() {
             "{a}: {notes}"
         );
     }
-    for a in adapters {
+    for a in NOT_YET {
+        let why = reason_of(&r, a, STORM, "dbus-daemon");
+        assert!(
+            why.contains("does not implement property/changed-storm yet"),
+            "{a}: {why}"
+        );
+    }
+    for a in IMPLEMENTED {
         // Peer to peer nothing routes the storm to a second client connection, whatever the library.
         let why = reason_of(&r, a, STORM, "p2p");
         assert!(why.contains("peer to peer"), "{a} p2p: {why}");

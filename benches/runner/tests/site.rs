@@ -110,6 +110,23 @@ fn the_committed_results_make_a_site() {
         let label = f.strip_prefix(&results).unwrap().display().to_string();
         assert!(index.contains(&format!("<code>{label}</code>")), "index lists {label}");
     }
+    // A family's headline comes from the newest run of the whole matrix that
+    // measured it, not from a newer small run (the zbus bisect measures only `call`).
+    let whole_call_runs = files.iter().map(|f| validate(f)).filter(|r| {
+        r.plan.as_ref().is_none_or(|p| {
+            p.requested.adapters.is_empty() && p.requested.scenarios.is_empty() && p.requested.buses.is_empty()
+        }) && r
+            .cells
+            .iter()
+            .any(|c| c.scenario.starts_with("call/") && c.measurement().is_some())
+    });
+    let newest_whole = whole_call_runs.map(|r| r.run.started_at.clone()).max().unwrap();
+    let heading = &index[index.find("id=\"family-call\"").expect("a call family")..];
+    let heading = &heading[..heading.find("</h2>").unwrap()];
+    assert!(
+        heading.contains(&newest_whole),
+        "family call from {newest_whole}: {heading}"
+    );
     for p in &pages {
         if p.ends_with(".html") {
             let html = std::fs::read_to_string(out.join(p)).unwrap();

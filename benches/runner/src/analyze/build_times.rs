@@ -186,8 +186,9 @@ pub(super) fn cargo_build(
 ) -> Result<(Duration, u32)> {
     let mut cmd = Command::new(cargo_program());
     cmd.args(args)
-        .args(["--release", "--color", "never", "-j"])
+        .args(["--release", "--color", "never"])
         .args(locked.then_some("--locked"))
+        .arg("-j")
         .arg(jobs.to_string())
         .arg("--target-dir")
         .arg(target)

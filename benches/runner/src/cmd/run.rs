@@ -152,7 +152,7 @@ pub fn exec(args: Args, ctx: &Context) -> Result<ExitCode> {
         reference: args.reference.clone(),
     };
     // The version-axis rows (matrix.toml [[pinned]]) are built in a copy, not by scripts/build.sh.
-    let pinned = super::pinned::take(&opts.matrix, &mut opts.adapters, true)?;
+    let pinned = super::pinned::take(&opts.matrix, &mut opts.adapters)?;
     if args.list_builds {
         if !pinned.1 {
             run::preflight::list_builds(&opts)?;

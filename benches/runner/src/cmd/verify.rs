@@ -26,7 +26,7 @@ pub fn exec(args: Args, ctx: &Context) -> Result<ExitCode> {
     let mut m = ctx.load_matrix()?;
     let bin_dir = ctx.bin_dir()?;
     let mut adapters = args.adapters;
-    let pinned = super::pinned::take(&m, &mut adapters, false)?;
+    let pinned = super::pinned::take(&m, &mut adapters)?;
     super::pinned::check_patch(pinned.1, !args.patch.is_empty())?;
     if !args.patch.is_empty() {
         super::patch::add_rows(&mut m, &mut adapters, &bin_dir, &args.patch, ctx)?;

@@ -25,16 +25,18 @@ pub struct Row {
     pub pin: Pin,
 }
 
-/// The `[[pinned]]` rows a selection asks for, taken out of `selected` (the
-/// matrix does not know their ids until they are built): every row when the
-/// selection is empty, else the rows it names. The flag: the selection
-/// named only pinned rows.
+/// The `[[pinned]]` rows a selection names, taken out of `selected` (the
+/// matrix does not know their ids until they are built). A run of the whole
+/// matrix (no selection) leaves them out: each is a cargo build against the
+/// registry, which a run, a preflight or a test of the whole matrix should not
+/// wait for; they run where named (`--adapters zbus-6,zbus-6@6.1`). The
+/// flag: the selection named only pinned rows.
 pub fn take_selected(matrix: &Matrix, selected: &mut Vec<String>) -> Result<(Vec<Row>, bool)> {
     let named_only = !selected.is_empty() && selected.iter().all(|s| matrix.pinned.iter().any(|p| p.id == *s));
     let rows = matrix
         .pinned
         .iter()
-        .filter(|p| selected.is_empty() || selected.contains(&p.id))
+        .filter(|p| selected.contains(&p.id))
         .map(|p| {
             Ok(Row {
                 id: p.id.clone(),
@@ -121,12 +123,12 @@ mod tests {
     }
 
     #[test]
-    fn a_selection_takes_the_rows_it_names_or_all() {
+    fn a_selection_takes_the_rows_it_names_and_the_whole_matrix_none() {
         let m = repo_matrix();
         let id = m.pinned[0].id.clone();
         let mut all = Vec::new();
         let (rows, only) = take_selected(&m, &mut all).unwrap();
-        assert_eq!((rows.len(), only), (m.pinned.len(), false));
+        assert_eq!((rows.len(), only), (0, false));
         let mut named = vec![id.clone()];
         let (rows, only) = take_selected(&m, &mut named).unwrap();
         assert_eq!((rows[0].id.as_str(), only, named.len()), (id.as_str(), true, 0));

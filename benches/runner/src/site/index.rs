@@ -1,5 +1,6 @@
 //! The site's front page: per scenario family (the scenario id up to its
-//! first `/`), the headline tables of the newest run that measured it
+//! first `/`), the headline tables of the newest run that measured it (a run
+//! of the whole matrix before a selection)
 //! (libraries side by side, each cell's median with its ratio to the fastest
 //! library and, over IPC, to the raw-socket floor: `model::report`'s
 //! values), the list of scenario pages, and the machines and versions of
@@ -23,7 +24,7 @@ pub fn render(site: &Site) -> String {
     let mut body = String::new();
     let _ = writeln!(
         body,
-        "<h1>dbus-matrix: {} runs</h1>\n<p class=\"explain\">Per scenario family, the newest run that measured it: \
+        "<h1>dbus-matrix: {} runs</h1>\n<p class=\"explain\">Per scenario family, the newest run that measured it (a run of the whole matrix first): \
          median wall time per operation, below it the ratio to the fastest library in the row (1.00× = fastest) and, \
          over IPC, to the raw-socket floor of the same run. Scenario names lead to their figure over all runs; \
          <a href=\"compare.html\">compare</a> puts any two runs side by side with <code>compare</code>'s verdicts.</p>",
@@ -31,7 +32,7 @@ pub fn render(site: &Site) -> String {
     );
     let families: BTreeSet<&str> = site.scenarios.iter().map(|(s, _)| family(s)).collect();
     let mut left: Vec<&str> = families.into_iter().collect();
-    for (j, run) in site.runs.iter().enumerate().rev() {
+    for (j, run) in headline_order(site) {
         let here: Vec<&str> = left
             .iter()
             .copied()
@@ -65,6 +66,25 @@ pub fn render(site: &Site) -> String {
     library_list(site, &mut body);
     runs_table(site, &mut body);
     page(site, "dbus-matrix results", &body, "")
+}
+
+/// The runs in the order their tables are taken for the front page: runs of
+/// the whole matrix (no adapters, scenarios or buses asked for), newest first,
+/// then the others, newest first; so a small run (a bisect, one library's
+/// check) never hides the libraries side by side of a whole run.
+fn headline_order<'a>(site: &'a Site<'a>) -> Vec<(usize, &'a Run<'a>)> {
+    // A file of an old schema records no plan: a whole run then, as those were.
+    let whole = |run: &Run| {
+        run.r.plan.as_ref().is_none_or(|plan| {
+            let asked = &plan.requested;
+            asked.adapters.is_empty() && asked.scenarios.is_empty() && asked.buses.is_empty()
+        })
+    };
+    let newest_first = || site.runs.iter().enumerate().rev();
+    newest_first()
+        .filter(|(_, run)| whole(run))
+        .chain(newest_first().filter(|(_, run)| !whole(run)))
+        .collect()
 }
 
 fn heading(t: &ReportTable) -> String {

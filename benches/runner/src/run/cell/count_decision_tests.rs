@@ -111,7 +111,6 @@ fn every_ipc_cell_of_smoke_and_quick_is_counted_or_has_a_named_reason() {
     let m = matrix();
     for profile in ["smoke", "quick"] {
         let (counted, reasons) = decisions(&m, profile);
-        eprintln!("{profile}: counted by bus {counted:?}; not counted {reasons:?}");
         // Every bus the runner starts under callgrind, and peer to peer, has counted cells; the floor too.
         for bus in ["dbus-daemon", "dbus-broker", "busd", "p2p", "none"] {
             assert!(
