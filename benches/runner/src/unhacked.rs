@@ -117,6 +117,36 @@ pub fn copy_tree(from: &Path, to: &Path) -> Result<()> {
     Ok(())
 }
 
+/// The Cargo workspace: `$DBUS_MATRIX_WORKSPACE` if set (a layout other
+/// than the repository's, such as the Nix check's source/ beside
+/// matrix.toml), else `benches/` next to matrix.toml; or why there is none.
+pub fn workspace(matrix: &Path) -> Result<PathBuf> {
+    if let Some(ws) = std::env::var_os("DBUS_MATRIX_WORKSPACE") {
+        let ws = PathBuf::from(ws);
+        if !ws.join("Cargo.toml").is_file() {
+            bail!("DBUS_MATRIX_WORKSPACE={}: no Cargo.toml there", ws.display());
+        }
+        return ws
+            .canonicalize()
+            .with_context(|| format!("cannot resolve {}", ws.display()));
+    }
+    let repo = match matrix.parent().filter(|p| !p.as_os_str().is_empty()) {
+        Some(p) => p.to_path_buf(),
+        None => PathBuf::from("."),
+    };
+    let ws = repo.join("benches");
+    if !ws.join("Cargo.toml").is_file() {
+        bail!(
+            "no benches/Cargo.toml next to {}: build-times builds the adapters from source, so run it from a checkout \
+             of the repository (or pass --matrix CHECKOUT/matrix.toml). A Nix-installed dbus-matrix carries only the \
+             built binaries, not the sources",
+            matrix.display()
+        );
+    }
+    ws.canonicalize()
+        .with_context(|| format!("cannot resolve {}", ws.display()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::without_hack_section;

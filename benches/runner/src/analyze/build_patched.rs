@@ -12,7 +12,7 @@ use std::sync::atomic::AtomicBool;
 use anyhow::{bail, Context, Result};
 use indicatif::ProgressBar;
 
-use super::build_times::{cargo_build, replace_with_copy, AdapterBuild};
+use super::cargo_step::{cargo_build, replace_with_copy, AdapterBuild};
 use crate::matrix::AdapterEntry;
 use crate::patch::Spec;
 use crate::{measure::binsize, process::adapter};

@@ -6,6 +6,7 @@
 pub mod bisect;
 pub mod build_patched;
 pub mod build_times;
+mod cargo_step;
 pub mod compare;
 pub mod compare_portable;
 pub mod compare_pr;

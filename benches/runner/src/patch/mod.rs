@@ -115,7 +115,7 @@ pub fn prepare(
         .iter()
         .partition(|s| chosen.iter().any(|a| a.is_program() && a.library == s.name));
     let mut rows: BTreeMap<String, Patched> = BTreeMap::new();
-    let ws = crate::analyze::build_times::workspace(&matrix.path)?;
+    let ws = crate::unhacked::workspace(&matrix.path)?;
     let shared = ws.join("target").join("patch");
     let root = shared.join(&key);
     if !crate_specs.is_empty() {
