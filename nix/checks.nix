@@ -117,7 +117,9 @@ in
     '';
     # ...and the tools some tests drive: callgrind (instruction counts),
     # headless chromium (the HTML report), critcmp (the critcmp export), the
-    # Python of the program adapters.
+    # Python of the program adapters, Ruby (the Ruby half of the shared
+    # subscription checks, tests/program_subscriptions.rs: its standard
+    # library only, no gem).
     nativeBuildInputs = ciArgs.nativeBuildInputs ++ [
       (buses.package "dbus-daemon")
       (buses.package "dbus-broker")
@@ -125,6 +127,7 @@ in
       pkgs.valgrind
       pkgs.chromium
       pkgs.critcmp
+      pkgs.ruby
       programs.checkPython
     ];
   });

@@ -4,7 +4,7 @@
 # cargo, clippy and rustfmt; inputsFrom takes every input of the
 # cargo-nextest check: pkg-config with dbus.dev, glib.dev and systemd.dev
 # (the -sys crates' pkg-config modules), the three daemons, valgrind,
-# chromium, critcmp and the program adapters' Python. The shell sets the
+# chromium, critcmp, Ruby and the program adapters' Python. The shell sets the
 # variables that check sets for the tests. Added here: what the sandboxed
 # check leaves out (the real-client tests' gdbus, busctl and dbus-send, git,
 # the namespace tools) and the Nix lints.

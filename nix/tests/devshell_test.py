@@ -17,7 +17,9 @@ What is required is derived, not listed:
   real-client tests' runner) and PATH lookups (`d.join("NAME")` after
   `var_os("PATH")`); the commands of scripts/test.sh and scripts/build.sh
   (cargo subcommands as their programs); the tools nix/tests/run.sh `need`s
-  and the programs nix/tests/*.py run (`["NAME", ...]`).
+  and the programs nix/tests/*.py run (`["NAME", ...]`); and every
+  absolute /usr program a test runs or writes into a shebang, which no
+  input can provide.
 
 The inputs: the shell's packages, buildInputs and nativeBuildInputs, and
 those of every derivation in its inputsFrom (mkShell merges them), from the
@@ -130,6 +132,10 @@ def required_programs():
             rel = f.relative_to(ROOT).as_posix()
             text = re.sub(r"//[^\n]*", "", f.read_text())
             for m in re.finditer(r'(?:Command::new|\btool)\("([^"/]+)"', text):
+                add(m.group(1), rel)
+            # An absolute program (or shebang) the shell cannot provide: the
+            # dev shell and the check have no /usr/bin (interpreter_of instead).
+            for m in re.finditer(r'(?:Command::new\(|#!)"?(/usr/[^"\s\\]+)', text):
                 add(m.group(1), rel)
             if 'var_os("PATH")' in text:
                 for m in re.finditer(r'\.join\("([a-z][a-z0-9_-]*)"\)\)?\s*\.find', text):

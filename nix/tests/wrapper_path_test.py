@@ -28,12 +28,12 @@ LITERAL = re.compile(r'"((?:[^"\\]|\\.)*)"', re.S)
 # A script kept as a raw string (bus/src/launch.rs BROKER_LAUNCHER: its paths
 # reach the shell only as "$1"..., so the text is a constant).
 RAW_LITERAL = re.compile(r'r#"(.*?)"#', re.S)
-SHELL_BUILTINS = {"set", "exec", "command", "if", "then", "else", "fi", "cd", "echo", "export", "test", "[", "true", "false", "exit"}
+SHELL_BUILTINS = {"set", "exec", "command", "if", "then", "else", "fi", "cd", "echo", "export", "test", "[", "true", "false", "exit", "shift"}
 # Executed by name, not needed under the wrapper: (file, why); the file must
 # still show the reason.
 NOT_UNDER_WRAPPER = {
     "git": ("benches/runner/src/environment.rs", "DBUS_MATRIX_REVISION"),  # the wrapper sets it; git only without it
-    "cargo": ("benches/runner/src/analyze/build_times.rs", "fn cargo_program"),  # build-times: a checkout's command (dev shell)
+    "cargo": ("benches/runner/src/unhacked.rs", "fn cargo_program"),  # build-times, --patch, pinned rows: a checkout's command (dev shell)
 }
 
 

@@ -15,6 +15,14 @@ use std::process::{Command, Stdio};
 
 use anyhow::{bail, Context, Result};
 
+/// `$CARGO` (set when run by cargo itself), else `cargo` from PATH. Only
+/// `build-times`, `run --patch` and pinned rows run it: they build a
+/// checkout, which is the dev shell's work (`nix develop`), never the `nix
+/// run` wrapper's, whose PATH has no cargo.
+pub fn cargo_program() -> PathBuf {
+    std::env::var_os("CARGO").map_or_else(|| PathBuf::from("cargo"), PathBuf::from)
+}
+
 const HACK_MANIFEST: &str = "workspace-hack/Cargo.toml";
 const BEGIN: &str = "### BEGIN HAKARI SECTION";
 const END: &str = "### END HAKARI SECTION";

@@ -85,7 +85,7 @@ fn a_program_adapter_runs_from_its_path_with_figures_from_its_raw_samples() {
         .expect("the adapter is recorded");
     // Debian's python3-jeepney, at whatever version this machine has: asked
     // of the same interpreter the adapter runs on, never written down here.
-    let here = std::process::Command::new("/usr/bin/python3")
+    let here = std::process::Command::new(interpreter_of("jeepney-0.8/adapter.py"))
         .args(["-c", "import jeepney; print(jeepney.__version__)"])
         .output()
         .unwrap();
@@ -138,10 +138,11 @@ fn the_runner_checks_a_programs_bytes_and_digests_with_the_reference_decoder() {
     let tmp = TempDir::new("program-lying");
     let real = jeepney_dir().join("adapter.py");
     let script = format!(
-        "#!/bin/sh\nreal={}\ncase \"$1\" in\n  emit) \"$real\" \"$@\" | /usr/bin/python3 -c \
+        "#!/bin/sh\nreal={}\ncase \"$1\" in\n  emit) \"$real\" \"$@\" | {python} -c \
          'import sys; b = bytearray(sys.stdin.buffer.read()); b[b.rindex(b\"Testtest\")] ^= 1; sys.stdout.buffer.write(b)' ;;\n  \
          demarshal) \"$real\" \"$@\" > /dev/null; echo 0123456789abcdef ;;\n  *) exec \"$real\" \"$@\" ;;\nesac\n",
-        real.display()
+        real.display(),
+        python = interpreter_of("jeepney-0.8/adapter.py").display(),
     );
     let liar = tmp.path().join("lying.sh");
     std::fs::write(&liar, script).unwrap();

@@ -205,11 +205,11 @@ fn run_checks(mut c: Command, input: &Value) -> Value {
 fn the_python_and_ruby_checks_judge_and_word_as_the_harness() {
     let cases = cases();
     let input = json!({"cases": cases, "pid": PID});
-    let mut python = Command::new("/usr/bin/python3");
+    let mut python = Command::new(interpreter_of("jeepney-0.8/adapter.py"));
     python
         .args(["-c", PYTHON])
         .env("PYTHONPATH", programs_dir().join("python"));
-    let mut ruby = Command::new("ruby");
+    let mut ruby = Command::new(interpreter_of("ruby-dbus-0.16/adapter.rb"));
     ruby.arg("-I").arg(programs_dir().join("ruby")).args(["-e", RUBY]);
     let (churned, sentinel) = sub::churn_names_of(PID);
     let mut texts: Vec<String> = (0..3).map(sub::burst_text).collect();
@@ -330,7 +330,7 @@ fn mutant_matrix(dir: &Path) -> PathBuf {
 fn write_mutants(dir: &Path) {
     let programs = programs_dir();
     let py = format!(
-        "#!/usr/bin/python3\nimport runpy, sys\nsys.path[:0] = [{python:?}, {beside:?}]\n\
+        "#!{python3}\nimport runpy, sys\nsys.path[:0] = [{python:?}, {beside:?}]\n\
          from dbus_matrix_py import subscription as sub\n\
          burst_texts = sub.burst_texts\n\
          sub.burst_texts = lambda n: [t for t in burst_texts(n) if t != sub.burst_text(42)]\n\
@@ -338,16 +338,18 @@ fn write_mutants(dir: &Path) {
          sub.delivered_rule = lambda scope: broad\n\
          sub.name_owner_rule = lambda scope, pid=None: names_broad\n\
          real = {real:?}\nsys.argv[0] = real\nrunpy.run_path(real, run_name='__main__')\n",
+        python3 = interpreter_of("jeepney-0.8/adapter.py").display(),
         python = programs.join("python").display().to_string(),
         beside = programs.join("jeepney-0.8").display().to_string(),
         real = programs.join("jeepney-0.8/adapter.py").display().to_string(),
     );
     let rb = format!(
-        "#!/usr/bin/ruby\n$LOAD_PATH.unshift({ruby:?})\nrequire \"dbus_matrix/subscription\"\n\
+        "#!{ruby_bin}\n$LOAD_PATH.unshift({ruby:?})\nrequire \"dbus_matrix/subscription\"\n\
          module DbusMatrix::Subscription\n  class << self\n    alias_method :real_burst_texts, :burst_texts\n\
          \x20   def burst_texts(n) = real_burst_texts(n).reject {{ |t| t == format(S[\"burst_text\"], 42) }}\n\
          \x20   def delivered_rule(_scope) = C.ping_rule\n\
          \x20   def name_owner_rule(_scope, _pid = nil) = NAME_OWNER_RULE\n  end\nend\nload {real:?}\n",
+        ruby_bin = interpreter_of("ruby-dbus-0.16/adapter.rb").display(),
         ruby = programs.join("ruby").display().to_string(),
         real = programs.join("ruby-dbus-0.16/adapter.rb").display().to_string(),
     );

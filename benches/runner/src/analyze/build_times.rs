@@ -23,10 +23,11 @@ use serde::Serialize;
 
 use super::build_patched;
 pub use super::cargo_step::AdapterBuild;
-use super::cargo_step::{cargo_build, cargo_program, replace_with_copy};
+use super::cargo_step::{cargo_build, replace_with_copy};
 use crate::matrix::{AdapterEntry, Matrix};
 use crate::process::scratch::Scratch;
 use crate::unhacked;
+use crate::unhacked::cargo_program;
 pub use crate::unhacked::workspace;
 use crate::{measure::binsize, process::adapter, progress, store};
 

@@ -5,7 +5,7 @@
 
 use std::io::{BufRead, BufReader};
 use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -17,7 +17,7 @@ use indicatif::ProgressBar;
 use serde::Serialize;
 
 use crate::process::exec;
-use crate::unhacked::copy_tree;
+use crate::unhacked::{cargo_program, copy_tree};
 
 #[derive(Debug, Serialize)]
 pub struct AdapterBuild {
@@ -43,11 +43,6 @@ impl AdapterBuild {
             jobs,
         }
     }
-}
-
-/// `$CARGO` (set when run by cargo itself), else `cargo` from PATH.
-pub(super) fn cargo_program() -> PathBuf {
-    std::env::var_os("CARGO").map_or_else(|| PathBuf::from("cargo"), PathBuf::from)
 }
 
 /// A `cargo build` in `workspace` into `target`, with cargo's stderr read

@@ -21,11 +21,7 @@ use serde_json::Value;
 use super::{crate_record, Patched, Spec};
 use crate::matrix::{AdapterEntry, Matrix};
 use crate::output::errln;
-use crate::unhacked;
-
-fn cargo_program() -> PathBuf {
-    std::env::var_os("CARGO").map_or_else(|| PathBuf::from("cargo"), PathBuf::from)
-}
+use crate::unhacked::{self, cargo_program};
 
 /// `--config patch.crates-io.NAME.path="PATH"` for every spec.
 fn patch_args(specs: &[&Spec]) -> Result<Vec<String>> {

@@ -24,11 +24,7 @@ use super::Row;
 use crate::matrix::pinned::{Pin, Pinned};
 use crate::matrix::{AdapterEntry, Matrix};
 use crate::output::errln;
-use crate::unhacked;
-
-fn cargo_program() -> PathBuf {
-    std::env::var_os("CARGO").map_or_else(|| PathBuf::from("cargo"), PathBuf::from)
-}
+use crate::unhacked::{self, cargo_program};
 
 /// Held while this process builds in `target/pinned`.
 struct BuildLock(File);

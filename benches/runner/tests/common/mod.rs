@@ -21,6 +21,23 @@ fn run_time_path(var: &str, compile_time: &str) -> PathBuf {
     std::env::var_os(var).map_or_else(|| PathBuf::from(compile_time), PathBuf::from)
 }
 
+/// The interpreter a program adapter's shebang names (`programs/<dir>/<file>`):
+/// Debian's `/usr/bin/python3` or `/usr/bin/ruby` in a checkout, the check's
+/// own in the Nix check (it patches the shebangs). Tests run their Python and
+/// Ruby with it, and write it into the shebangs of the scripts they make, so
+/// they run what the adapters run, never a `/usr/bin` the check lacks or
+/// another `python3` first on PATH (pyenv's, without the adapters' libraries).
+pub fn interpreter_of(program: &str) -> PathBuf {
+    let path = workspace().join("programs").join(program);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let line = text.lines().next().unwrap_or_default();
+    let interpreter = line
+        .strip_prefix("#!")
+        .and_then(|l| l.split_whitespace().next())
+        .unwrap_or_else(|| panic!("{} has no shebang: {line:?}", path.display()));
+    PathBuf::from(interpreter)
+}
+
 pub fn runner_bin() -> PathBuf {
     run_time_path("CARGO_BIN_EXE_dbus-matrix", env!("CARGO_BIN_EXE_dbus-matrix"))
 }

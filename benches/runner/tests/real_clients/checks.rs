@@ -28,7 +28,7 @@ if reply.header.message_type == MessageType.error:
 print("returned:", reply.body)
 sys.exit(1)
 "#;
-    Command::new("/usr/bin/python3")
+    Command::new(interpreter_of("jeepney-0.8/adapter.py"))
         .args(["-c", CLIENT, address, name, OBJECT_PATH])
         .args([
             harness::ipc::fd_passing::FD_INTERFACE,
