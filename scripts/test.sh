@@ -11,7 +11,8 @@ if [ -z "${IN_NIX_SHELL:-}" ]; then
 fi
 export PATH="$HOME/.cargo/bin:$PATH"
 
-step() { printf '\n==> %s\n' "$*"; }
+# Each step says how long the run has taken so far: CI's budget is 45 minutes on a fresh machine.
+step() { printf '\n==> [%dm%02ds] %s\n' $((SECONDS / 60)) $((SECONDS % 60)) "$*"; }
 cd benches
 # Adapters with a lockfile of their own are Cargo workspaces of their own (see
 # matrix.toml's header): `--all` and `--workspace` do not reach them.
@@ -48,3 +49,4 @@ step "offline Nix checks under the host's Nix (Debian 12: 2.8): parse, flake che
 bash nix/tests/run.sh
 step "offline Nix checks under Nix 2.26 (Debian trixie's nix-bin in a cached chroot, private mount namespace)"
 bash nix/tests/modern-nix.sh bash nix/tests/run.sh --nix-only
+step "done"
