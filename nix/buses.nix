@@ -35,9 +35,12 @@ let
   # The name adapter `id`'s server owns: service_name() in
   # benches/runner/src/ipc_run.rs (matrix ids are checked to be [A-Za-z0-9.-]).
   serviceName = id: "io.killing.spark.Bench.${builtins.replaceStrings [ "-" "." ] [ "_" "_" ] id}";
-  # One rule per service: dbus-broker has no send_destination_prefix.
-  sendLines = builtins.concatStringsSep "\n" (map
-    (a: "    <allow send_destination=\"${serviceName a.id}\"/>")
+  # One rule per callable name: dbus-broker has no send_destination_prefix. Each
+  # adapter's service, and the names its client process owns in the application
+  # families (callable_names() in benches/runner/src/run/bus_session.rs).
+  sendLines = builtins.concatStringsSep "\n" (builtins.concatMap
+    (a: map (n: "    <allow send_destination=\"${n}\"/>")
+      [ (serviceName a.id) "${serviceName a.id}.Sink" "${serviceName a.id}.Proxied" ])
     matrix.adapters);
 in
 {

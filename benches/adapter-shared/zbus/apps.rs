@@ -43,20 +43,17 @@ pub fn client(t: &Transport, op: AppOp) -> Result<Op> {
 /// `proxy/create-call/<server>`: per op a new `zbus::Proxy` (`Proxy::new`, zbus's defaults:
 /// `CacheProperties::Lazily`) of the harness's object, one `Void` through it, dropped.
 fn proxy_create(t: &Transport, server: ProxyServer) -> Result<Op> {
-    let Transport::Bus { socket, .. } = t else {
+    let Transport::Bus {
+        socket, service_name, ..
+    } = t
+    else {
         bail!("proxy/create-call goes through a bus");
     };
-    let served = raw_server::serve_proxied(socket, server)?;
+    let served = raw_server::serve_proxied(socket, &px::proxied_name(service_name), server)?;
     let conn = connection(t).context("connecting the client")?;
     Ok(Box::new(move || {
         block_on(async {
-            let proxy = zbus::Proxy::new(
-                &conn,
-                served.unique_name.as_str(),
-                px::PROXIED_PATH,
-                px::PROXIED_INTERFACE,
-            )
-            .await?;
+            let proxy = zbus::Proxy::new(&conn, served.name.as_str(), px::PROXIED_PATH, px::PROXIED_INTERFACE).await?;
             proxy.call_method(px::PROXIED_METHOD, &()).await?;
             anyhow::Ok(())
         })?;
@@ -65,21 +62,19 @@ fn proxy_create(t: &Transport, server: ProxyServer) -> Result<Op> {
 }
 
 /// `call/in-only-bytes/<n>`: the `Sink` object served by the object server of one
-/// connection, called through a `zbus::Proxy` on a second one (addressed to the first's
-/// unique name); one op is the call and its empty reply.
+/// connection, which owns [`app::sink_name`], called through a `zbus::Proxy` on a
+/// second one (addressed to that name); one op is the call and its empty reply.
 fn in_only_bytes(t: &Transport, n: usize) -> Result<Op> {
-    if t.is_p2p() {
+    let Transport::Bus { service_name, .. } = t else {
         bail!("call/in-only-bytes goes through a bus");
-    }
+    };
     let server = connection(t).context("connecting the serving connection")?;
     let client = connection(t).context("connecting the calling connection")?;
-    let name = server
-        .unique_name()
-        .context("the serving connection has no unique name")?
-        .to_string();
+    let name = app::sink_name(service_name);
     let tally = SharedTally::default();
     let proxy = block_on(async {
         server.object_server().at(app::SINK_PATH, Sink(tally.clone())).await?;
+        server.request_name(name.as_str()).await?;
         zbus::Proxy::new(&client, name, app::SINK_PATH, app::SINK_INTERFACE).await
     })
     .context("serving the sink and building its proxy")?;

@@ -9,6 +9,7 @@
 use std::sync::mpsc;
 
 use anyhow::{bail, Context, Result};
+use dbus::blocking::stdintf::org_freedesktop_dbus::RequestNameReply;
 use dbus::blocking::Proxy;
 use dbus_crossroads::{Crossroads, IfaceBuilder};
 use harness::ipc::application::{self as app, AppOp, SharedTally};
@@ -32,27 +33,40 @@ pub fn client(t: &Transport, op: AppOp) -> Result<Op> {
 /// `proxy/create-call/<server>`: per op a new `blocking::Proxy` (destination, path and
 /// timeout over a borrowed connection: building it sends nothing) and one `Void` through it.
 fn proxy_create(t: &Transport, server: ProxyServer) -> Result<Op> {
-    let Transport::Bus { socket, .. } = t else {
+    let Transport::Bus {
+        socket, service_name, ..
+    } = t
+    else {
         bail!("proxy/create-call goes through a bus");
     };
-    let served = raw_server::serve_proxied(socket, server)?;
+    let served = raw_server::serve_proxied(socket, &px::proxied_name(service_name), server)?;
     let conn = connect(t)?;
     Ok(Box::new(move || {
-        let proxy = Proxy::new(served.unique_name.as_str(), px::PROXIED_PATH, TIMEOUT, &conn);
+        let proxy = Proxy::new(served.name.as_str(), px::PROXIED_PATH, TIMEOUT, &conn);
         proxy.method_call::<(), _, _, _>(px::PROXIED_INTERFACE, px::PROXIED_METHOD, ())?;
         Ok(app::take_tally(&served.tally))
     }))
 }
 
-/// Serves `SinkBytes` at the sink's path on a new connection, driven by a thread of
-/// its own until the process exits; returns that connection's unique name.
-fn serve_sink(t: &Transport, tally: SharedTally) -> Result<String> {
-    let (tx, rx) = mpsc::channel::<Result<String>>();
-    let t = t.clone();
+/// Serves `SinkBytes` at the sink's path on a new connection that owns `name`
+/// ([`app::sink_name`]), driven by a thread of its own until the process exits.
+fn serve_sink(t: &Transport, name: &str, tally: SharedTally) -> Result<()> {
+    let (tx, rx) = mpsc::channel::<Result<()>>();
+    let (t, name) = (t.clone(), name.to_string());
     std::thread::Builder::new()
         .name("sink".into())
         .spawn(move || {
-            let conn = match connect(&t) {
+            let owned = connect(&t).and_then(|conn| {
+                let reply = conn
+                    .request_name(name.as_str(), false, false, true)
+                    .with_context(|| format!("RequestName {name}"))?;
+                anyhow::ensure!(
+                    reply == RequestNameReply::PrimaryOwner,
+                    "RequestName {name}: {reply:?}, not the primary owner"
+                );
+                Ok(conn)
+            });
+            let conn = match owned {
                 Ok(c) => c,
                 Err(e) => {
                     let _ = tx.send(Err(e));
@@ -68,7 +82,7 @@ fn serve_sink(t: &Transport, tally: SharedTally) -> Result<String> {
             });
             cr.insert(app::SINK_PATH, &[iface], tally);
             // Calls that arrive before `serve` starts wait in libdbus's queue.
-            let _ = tx.send(Ok(conn.unique_name().to_string()));
+            let _ = tx.send(Ok(()));
             if let Err(e) = cr.serve(&conn) {
                 eprintln!("the sink's connection failed: {e}");
             }
@@ -78,10 +92,14 @@ fn serve_sink(t: &Transport, tally: SharedTally) -> Result<String> {
 }
 
 /// `call/in-only-bytes/<n>`: `Proxy::method_call` of `SinkBytes` (its empty reply read
-/// as `()`), addressed to the serving connection's unique name.
+/// as `()`), addressed to the name the serving connection owns.
 fn in_only_bytes(t: &Transport, n: usize) -> Result<Op> {
+    let Transport::Bus { service_name, .. } = t else {
+        bail!("call/in-only-bytes goes through a bus");
+    };
     let tally = SharedTally::default();
-    let name = serve_sink(t, tally.clone())?;
+    let name = app::sink_name(service_name);
+    serve_sink(t, &name, tally.clone())?;
     let proxy = Proxy::new(name, app::SINK_PATH, TIMEOUT, Box::new(connect(t)?));
     let payload = h::echo_payload(n);
     Ok(Box::new(move || {

@@ -24,6 +24,7 @@ use harness::{payload, Digest};
 
 use crate::variant;
 
+mod apps;
 mod fds;
 mod in_flight;
 mod props;
@@ -186,6 +187,7 @@ impl h::Ipc for GioIpc {
         !op.opt_in()
             || matches!(op, IpcOp::InFlight(_) | IpcOp::IdleConnections(_) | IpcOp::FdPassing(_))
             || matches!(op, IpcOp::PropertyGetAll(_) | IpcOp::ManagedObjects(_))
+            || matches!(op, IpcOp::App(harness::ipc::AppOp::ProxyCreate(_)))
     }
 
     /// `DBusConnection::for_address_sync` (SASL, Hello), closed when dropped.
@@ -196,8 +198,8 @@ impl h::Ipc for GioIpc {
     fn client<'a>(&'a mut self, transport: &Transport, op: IpcOp) -> Result<Op<'a>> {
         let t = transport.clone();
         Ok(match op {
-            // Issue 31's application families: opt-in, not written here yet (`implements` says no).
-            IpcOp::App(_) => bail!(harness::ipc::not_implemented(op)),
+            // Issue 31's application families: proxy/create-call only (`apps.rs`).
+            IpcOp::App(a) => apps::client(&t, a)?,
             IpcOp::PropertyGetAll(n) => {
                 let conn = connect(&t)?;
                 Box::new(move || props::get_all(&conn, &t, n))

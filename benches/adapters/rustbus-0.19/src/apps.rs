@@ -9,12 +9,12 @@
 
 use std::sync::mpsc;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, ensure, Context, Result};
 use harness::ipc::application::{self as app, AppOp, SharedTally};
 use harness::ipc::proxied::{self as px, ProxyServer};
 use harness::ipc::{self as h, raw_server, Transport};
 use rustbus::connection::Timeout;
-use rustbus::{DuplexConn, MessageBuilder, RpcConn};
+use rustbus::{standard_messages, DuplexConn, MessageBuilder, RpcConn};
 
 use crate::ipc::{call_msg, connect, send, unix_addr, Client};
 
@@ -31,17 +31,20 @@ pub fn client(t: &Transport, op: AppOp) -> Result<Op> {
 
 /// `proxy/create-call/<server>`: rustbus has no proxy type; the call is built per op.
 fn proxy_create(t: &Transport, server: ProxyServer) -> Result<Op> {
-    let Transport::Bus { socket, .. } = t else {
+    let Transport::Bus {
+        socket, service_name, ..
+    } = t
+    else {
         bail!("proxy/create-call goes through a bus");
     };
-    let served = raw_server::serve_proxied(socket, server)?;
+    let served = raw_server::serve_proxied(socket, &px::proxied_name(service_name), server)?;
     let mut conn = connect(t)?;
     Ok(Box::new(move || {
         let mut msg = MessageBuilder::new()
             .call(px::PROXIED_METHOD)
             .with_interface(px::PROXIED_INTERFACE)
             .on(px::PROXIED_PATH)
-            .at(served.unique_name.as_str())
+            .at(served.name.as_str())
             .build();
         call_msg(&mut conn, &mut msg).context("Void")?;
         Ok(app::take_tally(&served.tally))
@@ -62,23 +65,38 @@ fn sink_loop(conn: &mut RpcConn, tally: &SharedTally) -> Result<()> {
     }
 }
 
-/// Serves `SinkBytes` on a new connection driven by a thread of its own until the
-/// process exits; returns that connection's unique name (its Hello reply).
-fn serve_sink(t: &Transport, tally: SharedTally) -> Result<String> {
-    let (tx, rx) = mpsc::channel::<Result<String>>();
+/// Asks the bus for `name` (DO_NOT_QUEUE) on `conn`: it must become the primary owner.
+fn own(conn: &mut RpcConn, name: &str) -> Result<()> {
+    let mut msg = standard_messages::request_name(name, standard_messages::DBUS_NAME_FLAG_DO_NOT_QUEUE);
+    let reply = call_msg(conn, &mut msg).with_context(|| format!("RequestName {name}"))?;
+    let code: u32 = reply.body.parser().get()?;
+    ensure!(
+        code == standard_messages::DBUS_REQUEST_NAME_REPLY_PRIMARY_OWNER,
+        "RequestName {name}: reply {code}, not the primary owner"
+    );
+    Ok(())
+}
+
+/// Serves `SinkBytes` on a new connection that owns `name` ([`app::sink_name`]),
+/// driven by a thread of its own until the process exits.
+fn serve_sink(t: &Transport, name: &str, tally: SharedTally) -> Result<()> {
+    let (tx, rx) = mpsc::channel::<Result<()>>();
     let addr = unix_addr(t)?;
+    let name = name.to_string();
     std::thread::Builder::new()
         .name("sink".into())
         .spawn(move || {
             let connected = DuplexConn::connect_to_bus(addr, true)
                 .map_err(anyhow::Error::from)
                 .and_then(|mut d| {
-                    let name = d.send_hello(Timeout::Infinite)?;
-                    Ok((RpcConn::new(d), name))
+                    d.send_hello(Timeout::Infinite)?;
+                    let mut conn = RpcConn::new(d);
+                    own(&mut conn, &name)?;
+                    Ok(conn)
                 });
             let mut conn = match connected {
-                Ok((conn, name)) => {
-                    let _ = tx.send(Ok(name));
+                Ok(conn) => {
+                    let _ = tx.send(Ok(()));
                     conn
                 }
                 Err(e) => {
@@ -95,13 +113,14 @@ fn serve_sink(t: &Transport, tally: SharedTally) -> Result<String> {
 }
 
 /// `call/in-only-bytes/<n>`: a `MessageBuilder` call of `SinkBytes` to the serving
-/// connection's unique name, its empty reply awaited (`wait_response`).
+/// connection's well-known name, its empty reply awaited (`wait_response`).
 fn in_only_bytes(t: &Transport, n: usize) -> Result<Op> {
-    if t.is_p2p() {
+    let Transport::Bus { service_name, .. } = t else {
         bail!("call/in-only-bytes goes through a bus");
-    }
+    };
     let tally = SharedTally::default();
-    let name = serve_sink(t, tally.clone())?;
+    let name = app::sink_name(service_name);
+    serve_sink(t, &name, tally.clone())?;
     let mut conn = connect(t)?;
     let payload = h::echo_payload(n);
     Ok(Box::new(move || {

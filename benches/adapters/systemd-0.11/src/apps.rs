@@ -8,7 +8,7 @@
 //! object, so per op the call is built (`sd_bus_message_new_method_call`) and made
 //! (`sd_bus_call`), as `sd_bus_call_method` does.
 
-use std::ffi::CString;
+use std::ffi::{CStr, CString};
 use std::sync::mpsc;
 
 use anyhow::{bail, Context, Result};
@@ -33,11 +33,14 @@ pub fn client(t: &Transport, op: AppOp) -> Result<Op> {
 
 /// `proxy/create-call/<server>`: sd-bus has no proxy object; the call is built per op.
 fn proxy_create(t: &Transport, server: ProxyServer) -> Result<Op> {
-    let Transport::Bus { socket, .. } = t else {
+    let Transport::Bus {
+        socket, service_name, ..
+    } = t
+    else {
         bail!("proxy/create-call goes through a bus");
     };
-    let served = raw_server::serve_proxied(socket, server)?;
-    let name = CString::new(served.unique_name.as_str())?;
+    let served = raw_server::serve_proxied(socket, &px::proxied_name(service_name), server)?;
+    let name = CString::new(served.name.as_str())?;
     let mut bus = connect(t)?;
     let (path, iface, member) = (
         CString::new(px::PROXIED_PATH)?,
@@ -61,24 +64,25 @@ fn sink_vtable(tally: SharedTally) -> systemd::Result<Vtable> {
     })
 }
 
-/// Serves the sink on a new connection driven by a thread of its own until the
-/// process exits; returns that connection's unique name.
-fn serve_sink(t: &Transport, tally: SharedTally) -> Result<String> {
-    let (tx, rx) = mpsc::channel::<Result<String>>();
-    let t = t.clone();
+/// Serves the sink on a new connection that owns `name` ([`app::sink_name`]),
+/// driven by a thread of its own until the process exits.
+fn serve_sink(t: &Transport, name: &CStr, tally: SharedTally) -> Result<()> {
+    let (tx, rx) = mpsc::channel::<Result<()>>();
+    let (t, name) = (t.clone(), name.to_owned());
     std::thread::Builder::new()
         .name("sink".into())
         .spawn(move || {
-            let connected = connect(&t).and_then(|bus| {
+            let connected = connect(&t).and_then(|mut bus| {
                 bus.add_object_vtable(app::SINK_PATH, app::SINK_INTERFACE, sink_vtable(tally)?)
                     .context("registering the sink's vtable")?;
-                // sd-bus connects lazily: this waits for SASL and Hello.
-                let name = bus.unique_name()?.to_str()?.to_owned();
-                Ok((bus, name))
+                // sd_bus_request_name is synchronous: it waits for SASL, Hello and the answer.
+                bus.request_name(name.as_c_str(), 0)
+                    .with_context(|| format!("RequestName {}", name.to_string_lossy()))?;
+                Ok(bus)
             });
             let mut bus = match connected {
-                Ok((bus, name)) => {
-                    let _ = tx.send(Ok(name));
+                Ok(bus) => {
+                    let _ = tx.send(Ok(()));
                     bus
                 }
                 Err(e) => {
@@ -95,10 +99,14 @@ fn serve_sink(t: &Transport, tally: SharedTally) -> Result<String> {
 }
 
 /// `call/in-only-bytes/<n>`: `sd_bus_call` of `SinkBytes` to the serving connection's
-/// unique name, the bytes appended as one fixed array; its empty reply awaited.
+/// well-known name, the bytes appended as one fixed array; its empty reply awaited.
 fn in_only_bytes(t: &Transport, n: usize) -> Result<Op> {
+    let Transport::Bus { service_name, .. } = t else {
+        bail!("call/in-only-bytes goes through a bus");
+    };
     let tally = SharedTally::default();
-    let name = CString::new(serve_sink(t, tally.clone())?)?;
+    let name = CString::new(app::sink_name(service_name))?;
+    serve_sink(t, &name, tally.clone())?;
     let mut bus = connect(t)?;
     let (path, iface, member) = (
         CString::new(app::SINK_PATH)?,

@@ -15,6 +15,21 @@ use std::sync::{Arc, Mutex};
 use super::proxied::ProxyServer;
 use crate::digest::Digest;
 
+/// The well-known name the serving connection of `call/in-only-bytes/<n>` owns
+/// and the calling one addresses, under the adapter's service name
+/// (`service_name`: `Transport::Bus`'s): the generated bus policy lets method
+/// calls through to listed names only, never to a unique name.
+pub fn sink_name(service_name: &str) -> String {
+    format!("{service_name}.Sink")
+}
+
+/// The names a client process of the application families owns beside the
+/// adapter's service (`service_name`), each a name the bus policy must let
+/// method calls through to: the sink's and the proxied object's.
+pub fn served_names(service_name: &str) -> [String; 2] {
+    [sink_name(service_name), super::proxied::proxied_name(service_name)]
+}
+
 /// The object the process serves itself in `call/in-only-bytes/<n>`.
 pub const SINK_PATH: &str = "/io/killing/spark/sink";
 /// Its interface: one method, [`SINK_BYTES`].
@@ -33,7 +48,8 @@ pub const CONNECTION_COUNTS: [usize; 2] = [1, 20];
 pub enum AppOp {
     /// `call/in-only-bytes/<n>`: connection A of the process serves
     /// [`SINK_BYTES`] at [`SINK_PATH`] (through the library's server API);
-    /// connection B calls it through the bus, addressed to A's unique name,
+    /// connection B calls it through the bus, addressed to the name A owns
+    /// ([`sink_name`]),
     /// with [`super::echo_payload`]`(n)` and awaits the empty reply. A tallies
     /// what it received in a [`SinkTally`]; the op's digest is the tally taken
     /// after the reply ([`SinkTally::take`]): the bytes of each call received

@@ -10,6 +10,14 @@ use super::introspect::{DOCTYPE, INTROSPECTABLE, INTROSPECTABLE_XML, PEER, PROPE
 use super::standard::{PROPERTY_READ_ONLY, UNKNOWN_INTERFACE, UNKNOWN_METHOD, UNKNOWN_OBJECT, UNKNOWN_PROPERTY};
 use crate::wire::Value;
 
+/// The well-known name the server owns and every client calls, under the
+/// adapter's service name (`service_name`: `Transport::Bus`'s): the generated
+/// bus policy lets method calls through to listed names only, never to a
+/// unique name (the runner lists this one: [`super::application::served_names`]).
+pub fn proxied_name(service_name: &str) -> String {
+    format!("{service_name}.Proxied")
+}
+
 /// Where the object is.
 pub const PROXIED_PATH: &str = "/io/killing/spark/proxied";
 /// Its interface.

@@ -1,6 +1,8 @@
 //! The harness's own connection to a bus, serving [`super::proxied`]'s object
 //! inside an adapter's client process (`proxy/create-call/<server>`): SASL
-//! EXTERNAL, Hello, then every method call answered from [`proxied::answer`],
+//! EXTERNAL, Hello, RequestName of the well-known name clients call it by
+//! ([`proxied::proxied_name`]: the generated bus policy lets method calls through
+//! to listed names only, never to a unique name), then every method call answered from [`proxied::answer`],
 //! with the harness's reference codec, on a thread of its own. It is the same
 //! for every library, so a cell's bus messages per operation beyond the call and
 //! its reply are the client library's own (GetAll, Introspect, AddMatch).
@@ -18,11 +20,12 @@ use super::application::{self as app, SharedTally};
 use super::proxied::{self, ProxyServer, Reply};
 use crate::wire::{self, Message, Value};
 
-/// A running server: its unique name on the bus, and the tally of the
-/// operation's own calls it answered ([`proxied::PROXIED_METHOD`], each
-/// recorded as an empty array: [`app::take_tally`] after each op).
+/// A running server: the well-known name it owns on the bus (the one to call),
+/// and the tally of the operation's own calls it answered
+/// ([`proxied::PROXIED_METHOD`], each recorded as an empty array:
+/// [`app::take_tally`] after each op).
 pub struct RawServer {
-    pub unique_name: String,
+    pub name: String,
     pub tally: SharedTally,
 }
 
@@ -114,6 +117,40 @@ impl Conn {
         }
     }
 
+    /// Asks the bus for `name` (DO_NOT_QUEUE) and waits for its answer: this
+    /// connection must become its primary owner.
+    fn request_name(&mut self, name: &str) -> Result<()> {
+        self.send(
+            wire::MESSAGE_METHOD_CALL,
+            vec![
+                (wire::FIELD_PATH, Value::ObjectPath("/org/freedesktop/DBus".into())),
+                (wire::FIELD_INTERFACE, Value::Str("org.freedesktop.DBus".into())),
+                (wire::FIELD_MEMBER, Value::Str("RequestName".into())),
+                (wire::FIELD_DESTINATION, Value::Str("org.freedesktop.DBus".into())),
+            ],
+            &[Value::Str(name.into()), Value::U32(4)],
+        )?;
+        let serial = self.serial;
+        loop {
+            let m = self.recv()?;
+            if m.header.field(wire::FIELD_REPLY_SERIAL) != Some(&Value::U32(serial)) {
+                continue;
+            }
+            if m.header.message_type == wire::MESSAGE_ERROR {
+                let error = m.header.field_str(wire::FIELD_ERROR_NAME).unwrap_or_default();
+                let text = m.values.first().and_then(Value::as_str).unwrap_or_default();
+                bail!("the bus refused RequestName {name}: {error}: {text}");
+            }
+            // 1: DBUS_REQUEST_NAME_REPLY_PRIMARY_OWNER.
+            ensure!(
+                m.values.first() == Some(&Value::U32(1)),
+                "RequestName {name} answered {:?}, not primary owner (1)",
+                m.values
+            );
+            return Ok(());
+        }
+    }
+
     /// Answers one method call (other messages, such as NameAcquired, are ignored).
     fn answer(&mut self, call: &Message, server: ProxyServer, tally: &SharedTally) -> Result<()> {
         if call.header.message_type != wire::MESSAGE_METHOD_CALL {
@@ -149,11 +186,15 @@ impl Conn {
     }
 }
 
-/// Connects to the bus at `socket` and serves the object as `server` serves it
-/// on a thread of its own until the process exits (or the bus closes the
-/// connection); returns once it is connected, with its unique name.
-pub fn serve_proxied(socket: &Path, server: ProxyServer) -> Result<RawServer> {
-    let (mut conn, unique_name) = Conn::connect(socket)?;
+/// Connects to the bus at `socket`, owns `name` ([`proxied::proxied_name`] of the
+/// adapter's service name) and serves the object as `server` serves it on a
+/// thread of its own until the process exits (or the bus closes the
+/// connection); returns once it owns the name.
+pub fn serve_proxied(socket: &Path, name: &str, server: ProxyServer) -> Result<RawServer> {
+    let (mut conn, _unique_name) = Conn::connect(socket)?;
+    conn.stream.set_read_timeout(Some(Duration::from_secs(30)))?;
+    conn.request_name(name)?;
+    conn.stream.set_read_timeout(None)?;
     let tally = SharedTally::default();
     let counted = tally.clone();
     let (started, wait) = mpsc::channel::<()>();
@@ -171,5 +212,8 @@ pub fn serve_proxied(socket: &Path, server: ProxyServer) -> Result<RawServer> {
         })
         .context("starting the proxied object's thread")?;
     wait.recv().context("the proxied object's thread did not start")?;
-    Ok(RawServer { unique_name, tally })
+    Ok(RawServer {
+        name: name.to_string(),
+        tally,
+    })
 }

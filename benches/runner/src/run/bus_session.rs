@@ -107,6 +107,16 @@ pub fn service_name(adapter_id: &str) -> String {
     format!("io.killing.spark.Bench.{clean}")
 }
 
+/// The names the private bus's policy lets method calls through to for
+/// `adapter_id`: its service, and the names a client process of the application
+/// families owns and is called by (the sink of `call/in-only-bytes/<n>`, the
+/// object of `proxy/create-call/<server>`; `harness::ipc::application::served_names`).
+pub fn callable_names(adapter_id: &str) -> Vec<String> {
+    let service = service_name(adapter_id);
+    let served = harness::ipc::application::served_names(&service);
+    std::iter::once(service).chain(served).collect()
+}
+
 fn bus_transport(address: &str, socket: &Path, adapter: &AdapterEntry) -> Transport {
     Transport::Bus {
         address: address.to_string(),
@@ -144,7 +154,7 @@ impl BusSession {
         } else {
             let kind: bus::BusKind = entry.id.parse()?;
             let opts = bus::BusOptions {
-                services: adapters.iter().map(|a| service_name(&a.id)).collect(),
+                services: adapters.iter().flat_map(|a| callable_names(&a.id)).collect(),
                 wrapper: wrapper.clone(),
                 // The wrapper is callgrind's (`run --instructions`): follow a launcher's daemon.
                 wrapper_children: if wrapper.is_empty() {
@@ -420,6 +430,14 @@ mod tests {
     #[test]
     fn service_names_are_valid_bus_names() {
         assert_eq!(super::service_name("dbus-0.9"), "io.killing.spark.Bench.dbus_0_9");
+        assert_eq!(
+            super::callable_names("dbus-0.9"),
+            [
+                "io.killing.spark.Bench.dbus_0_9",
+                "io.killing.spark.Bench.dbus_0_9.Sink",
+                "io.killing.spark.Bench.dbus_0_9.Proxied"
+            ]
+        );
     }
 
     #[test]

@@ -1,9 +1,12 @@
 //! The fault adapter's application families (issue 31, `harness::ipc::application`) on
 //! the `bus` crate's raw client: `call/in-only-bytes/<n>` served by a second connection
 //! of the process on a thread of its own, and `call/connections-in-process/<k>`.
-//! `proxy/create-call/<server>` calls the harness's own server. `fault-short-work` does
-//! less than the op asks (one byte short; the last connection not called; no call), so
-//! that the runner's verification must fail every cell.
+//! `proxy/create-call/<server>` calls the harness's own server. The sink and the
+//! proxied object own well-known names under the adapter's service name and are called
+//! by them, as the bus policy requires. `fault-short-work` does less than the op asks
+//! (one byte short; the last connection not called; no call); `fault-wrong-reply`'s
+//! sink records the bytes with the first one changed (a server that corrupts what it
+//! got) and its proxy makes the call twice: the runner's verification must fail each.
 
 use std::sync::mpsc;
 use std::time::Duration;
@@ -22,16 +25,33 @@ fn hello(socket: &std::path::Path) -> Result<(RawConnection, String)> {
     Ok((c, name))
 }
 
-/// The client of `op` on the bus at `socket` (service `service`); `short`: the fault.
-pub fn client(socket: &std::path::Path, service: &str, op: AppOp, short: bool) -> Result<Op> {
+/// What the application families' code of this fault adapter gets wrong.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AppFault {
+    /// Nothing.
+    None,
+    /// `fault-short-work`: the client does less than the op asks.
+    ShortWork,
+    /// `fault-wrong-reply`: the sink corrupts the first byte it got; the proxy calls twice.
+    WrongReply,
+}
+
+/// The client of `op` on the bus at `socket` (service `service`), with `fault`.
+pub fn client(socket: &std::path::Path, service: &str, op: AppOp, fault: AppFault) -> Result<Op> {
+    let short = fault == AppFault::ShortWork;
     match op {
         AppOp::ProxyCreate(server) => {
-            let served = raw_server::serve_proxied(socket, server)?;
+            let served = raw_server::serve_proxied(socket, &px::proxied_name(service), server)?;
             let (mut c, _) = hello(socket)?;
+            let calls = match fault {
+                AppFault::None => 1,
+                AppFault::ShortWork => 0,
+                AppFault::WrongReply => 2,
+            };
             Ok(Box::new(move || {
-                if !short {
+                for _ in 0..calls {
                     c.call(
-                        &served.unique_name,
+                        &served.name,
                         px::PROXIED_PATH,
                         px::PROXIED_INTERFACE,
                         px::PROXIED_METHOD,
@@ -43,7 +63,8 @@ pub fn client(socket: &std::path::Path, service: &str, op: AppOp, short: bool) -
         }
         AppOp::InOnlyBytes(n) => {
             let tally = SharedTally::default();
-            let name = serve_sink(socket, tally.clone())?;
+            let name = app::sink_name(service);
+            serve_sink(socket, &name, tally.clone(), fault == AppFault::WrongReply)?;
             let (mut c, _) = hello(socket)?;
             let sent = if short { n.saturating_sub(1) } else { n };
             let bytes = h::echo_payload(sent).into_iter().map(Value::Byte).collect();
@@ -74,9 +95,16 @@ pub fn client(socket: &std::path::Path, service: &str, op: AppOp, short: bool) -
     }
 }
 
-/// `SinkBytes` answered by a second connection on a thread of its own; its unique name.
-fn serve_sink(socket: &std::path::Path, tally: SharedTally) -> Result<String> {
-    let (mut c, name) = hello(socket)?;
+/// `SinkBytes` answered by a second connection that owns `name`, on a thread of its
+/// own; `corrupt`: it records the bytes with the first one changed.
+fn serve_sink(socket: &std::path::Path, name: &str, tally: SharedTally, corrupt: bool) -> Result<()> {
+    let (mut c, _) = hello(socket)?;
+    let owned = c.bus_call("RequestName", &[Value::Str(name.into()), Value::U32(4)])?;
+    anyhow::ensure!(
+        owned.values.first() == Some(&Value::U32(1)),
+        "RequestName {name}: {:?}, not the primary owner",
+        owned.values
+    );
     c.wait_forever()?;
     let (tx, rx) = mpsc::channel::<()>();
     std::thread::Builder::new()
@@ -85,10 +113,13 @@ fn serve_sink(socket: &std::path::Path, tally: SharedTally) -> Result<String> {
             let _ = tx.send(());
             loop {
                 let Ok(call) = c.next_call() else { return };
-                let bytes: Vec<u8> = match call.values.first() {
+                let mut bytes: Vec<u8> = match call.values.first() {
                     Some(Value::Array(_, b)) => b.iter().map(|v| if let Value::Byte(x) = v { *x } else { 0 }).collect(),
                     _ => Vec::new(),
                 };
+                if let (true, Some(first)) = (corrupt, bytes.first_mut()) {
+                    *first ^= 0xff;
+                }
                 app::record(&tally, &bytes);
                 if c.reply(&call, &[]).is_err() {
                     return;
@@ -97,5 +128,5 @@ fn serve_sink(socket: &std::path::Path, tally: SharedTally) -> Result<String> {
         })
         .context("starting the sink's thread")?;
     rx.recv().context("the sink's thread did not start")?;
-    Ok(name)
+    Ok(())
 }

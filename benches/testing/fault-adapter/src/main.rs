@@ -15,7 +15,8 @@
 //! delivered where 1 is right), `fault-short-work` (its `call/in-only-bytes/<n>`
 //! sends one byte less, its `call/connections-in-process/<k>` skips the last
 //! connection and its `proxy/create-call/<server>` makes no call: verification
-//! must fail each; `apps.rs`).
+//! must fail each; `apps.rs`; `fault-wrong-reply`'s sink changes the first byte it
+//! got and its proxy calls twice).
 //! The adapter id is that file name, so one binary plays many adapters.
 //! `FAULT_ADAPTER_AS=<name>` picks the fault instead, keeping the id (the same
 //! adapter, deliberately slowed, for `compare` tests). `FAULT_ADAPTER_LOG=FILE`
@@ -281,7 +282,12 @@ impl Ipc for RawIpc {
         );
         c.hello()?;
         if let IpcOp::App(a) = op {
-            return apps::client(socket, &name, a, self.short_work);
+            let fault = match (self.short_work, self.wrong_reply) {
+                (true, _) => apps::AppFault::ShortWork,
+                (false, true) => apps::AppFault::WrongReply,
+                (false, false) => apps::AppFault::None,
+            };
+            return apps::client(socket, &name, a, fault);
         }
         if op == IpcOp::Subscription(SubscriptionOp::MatchChurn) {
             let rule = vec![Value::Str(ipc::subscription::churn_rule())];
