@@ -18,6 +18,15 @@
 //! for the cache to announce the last value. The code is async and runs under the
 //! including crate's `crate::compat::block_on` (zbus 4 and 5: `zbus::block_on`, their
 //! connections running on zbus's executor threads; zbus 6: `crate::runtime`).
+//!
+//! Whether a new `PropertyStream` yields the cached value first differs by major: zbus 5
+//! and 6 queue one notification when the stream is made (`receive_property_changed`
+//! notifies its listener when the cache holds a value), zbus 4.4 does not, so waiting
+//! for that first item hung zbus 4's set-up until the runner's cell timeout (300 s).
+//! Neither is awaited: notifications already queued are taken without waiting, when the
+//! stream is made and before each storm (what the previous storm left after its last
+//! value was read). The set-up is bounded too ([`SETUP`]): a proxy that never builds
+//! fails the cell with what it waited for.
 
 use std::future::Future;
 use std::num::NonZeroUsize;
@@ -161,6 +170,17 @@ impl Drop for Deadline {
     }
 }
 
+/// How long the set-up (two connections, the object, the caching proxy's `GetAll`
+/// and subscriptions) may take before the cell fails instead of waiting for the
+/// runner's cell timeout.
+const SETUP: Duration = Duration::from_secs(30);
+
+/// Takes the change notifications `changes` already holds, without waiting (none is
+/// a value of the storm to come).
+fn take_queued(changes: &mut Pin<Box<zbus::proxy::PropertyStream<'static, i32>>>) {
+    while let Some(Some(_)) = changes.next().now_or_never() {}
+}
+
 /// What one storm operation holds: both connections, the object's value, the proxy.
 struct StormClient {
     level: Arc<AtomicI32>,
@@ -195,7 +215,7 @@ async fn setup(address: &str, n: usize) -> Result<StormClient> {
         "the proxy's cache does not hold the initial value after GetAll"
     );
     let mut changes = Box::pin(proxy.receive_level_changed().await);
-    changes.next().await; // the stream yields the current value first
+    take_queued(&mut changes); // zbus 5 and 6 yield the cached value first, zbus 4 does not
     let rule = st::changed_rule();
     let rule = zbus::MatchRule::try_from(rule.as_str())?.into_owned();
     let counter = MessageStream::for_match_rule(rule, &rx, QueueLength::of(n + 64)).await?;
@@ -215,6 +235,9 @@ async fn setup(address: &str, n: usize) -> Result<StormClient> {
 impl StormClient {
     async fn run(&mut self, n: usize) -> Result<u64> {
         let last = st::last_level(n);
+        // The previous storm's notifications after its last value was read (the stream's
+        // listener is armed again after each item): stale, not this storm's.
+        take_queued(&mut self.changes);
         let StormClient {
             level,
             announcer,
@@ -277,6 +300,15 @@ pub fn client(t: &Transport, n: usize) -> Result<Box<dyn FnMut() -> Result<u64>>
     let Transport::Bus { address, .. } = t else {
         anyhow::bail!("property/changed-storm needs a bus");
     };
-    let mut storm = block_on(setup(address, n))?;
+    let mut storm = block_on(async {
+        match select(pin!(setup(address, n)), pin!(Deadline::after(SETUP))).await {
+            Either::Left((storm, _)) => storm,
+            Either::Right(_) => Err(anyhow::anyhow!(
+                "the storm's set-up (connections, the caching proxy's GetAll and subscriptions, the stream of \
+                 Level's changes) did not finish within {} s",
+                SETUP.as_secs()
+            )),
+        }
+    })?;
     Ok(Box::new(move || block_on(storm.run(n))))
 }
