@@ -6,32 +6,12 @@
 //! `fault-short-work`: one byte short, one connection skipped, no call).
 
 use crate::common::*;
-use harness::results::{CellStatus, Outcome, ResultsFile};
+use harness::results::CellStatus;
 
 const K1: &str = "call/connections-in-process/1";
 const K20: &str = "call/connections-in-process/20";
 /// In matrix.toml (the other two are rejected by the generated bus policy: see matrix.toml).
 const SCENARIOS: [&str; 2] = [K1, K20];
-
-fn reason_of(r: &ResultsFile, adapter: &str, scenario: &str, bus: &str) -> String {
-    let c = r
-        .cells
-        .iter()
-        .find(|c| c.adapter == adapter && c.scenario == scenario && c.bus.as_deref() == Some(bus))
-        .unwrap_or_else(|| panic!("no cell {adapter} {scenario} {bus}"));
-    match &c.outcome {
-        Outcome::Unsupported { reason } => reason.clone(),
-        _ => c.reason().unwrap_or_default().to_string(),
-    }
-}
-
-fn status_on(r: &ResultsFile, adapter: &str, scenario: &str, bus: &str) -> CellStatus {
-    r.cells
-        .iter()
-        .find(|c| c.adapter == adapter && c.scenario == scenario && c.bus.as_deref() == Some(bus))
-        .unwrap_or_else(|| panic!("no cell {adapter} {scenario} {bus}"))
-        .status()
-}
 
 #[test]
 fn both_families_fail_when_the_client_does_less_than_asked() {
@@ -41,24 +21,7 @@ fn both_families_fail_when_the_client_does_less_than_asked() {
         &SCENARIOS,
         &["dbus-daemon"],
     );
-    let o = setup
-        .command(&[
-            "run",
-            "--profile",
-            "smoke",
-            "--quiet",
-            "--out",
-            setup.out().to_str().unwrap(),
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(
-        o.status.code(),
-        Some(1),
-        "a failed cell must give exit 1:\n{}",
-        text(&o)
-    );
-    let r = validate(&results_file(&setup.out()));
+    let r = setup.smoke_run_with_failed_cells();
     for s in SCENARIOS {
         assert_eq!(status_of(&r, "fault-ok", s), CellStatus::Ok, "fault-ok {s}");
         assert_eq!(
@@ -100,11 +63,7 @@ fn application_cells_have_values_or_honest_reasons() {
     let r = validate(&results_file(out.path()));
     for a in IMPLEMENTED {
         for s in SCENARIOS {
-            let c = r
-                .cells
-                .iter()
-                .find(|c| c.adapter == a && c.scenario == s && c.bus.as_deref() == Some("dbus-daemon"))
-                .unwrap_or_else(|| panic!("no cell {a} {s}"));
+            let c = cell(&r, a, s, "dbus-daemon");
             assert_eq!(c.status(), CellStatus::Ok, "{a} {s}: {:?}", c.outcome);
             assert!(c.measurement().unwrap().wall.median_ns.point > 0.0);
         }

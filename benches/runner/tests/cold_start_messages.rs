@@ -11,11 +11,7 @@ use harness::results::{CellStatus, IpcCosts, ResultsFile};
 const COLD_START: &str = "property/cold-start";
 
 fn cold_start_costs<'a>(r: &'a ResultsFile, adapter: &str, bus: &str) -> Option<&'a IpcCosts> {
-    let c = r
-        .cells
-        .iter()
-        .find(|c| c.adapter == adapter && c.scenario == COLD_START && c.bus.as_deref() == Some(bus))
-        .unwrap_or_else(|| panic!("no cell {adapter} {COLD_START} {bus}"));
+    let c = cell(r, adapter, COLD_START, bus);
     assert_eq!(c.status(), CellStatus::Ok, "{c:?}");
     c.measurement().unwrap().costs.as_ref()
 }

@@ -3,16 +3,9 @@
 //! cell, and the placement recorded on each, on every bus.
 
 use crate::common::*;
-use harness::results::{Cell, CellStatus, ResultsFile};
+use harness::results::CellStatus;
 
 const BUSES: [&str; 3] = ["dbus-daemon", "dbus-broker", "busd"];
-
-fn cell<'a>(r: &'a ResultsFile, adapter: &str, scenario: &str, bus: &str) -> &'a Cell {
-    r.cells
-        .iter()
-        .find(|c| c.adapter == adapter && c.scenario == scenario && c.bus.as_deref() == Some(bus))
-        .unwrap_or_else(|| panic!("no cell {adapter} {scenario} {bus}"))
-}
 
 #[test]
 fn parallel_clients_match_rules_memory_and_placement() {
