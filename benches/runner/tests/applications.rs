@@ -46,7 +46,7 @@ fn application_cells_have_values_or_honest_reasons() {
     let out = TempDir::new("applications");
     let not_yet = ["zbus-1", "gio-0.22", "jeepney-0.8", "libdbus-c-1.14"];
     let adapters: Vec<&str> = IMPLEMENTED.iter().copied().chain(not_yet).collect();
-    let o = smoke_run_of_repo(
+    let r = repo_smoke_results(
         out.path(),
         &[
             "--adapters",
@@ -56,11 +56,7 @@ fn application_cells_have_values_or_honest_reasons() {
             "--buses",
             "dbus-daemon,p2p",
         ],
-    )
-    .output()
-    .unwrap();
-    assert!(o.status.success(), "{}", text(&o));
-    let r = validate(&results_file(out.path()));
+    );
     for a in IMPLEMENTED {
         for s in SCENARIOS {
             let c = cell(&r, a, s, "dbus-daemon");

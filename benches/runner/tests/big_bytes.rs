@@ -12,7 +12,7 @@ const BIG: &str = "call/echo-bytes/4194304";
 #[test]
 fn four_mib_echo_cells_are_verified_on_a_bus_and_peer_to_peer() {
     let out = TempDir::new("big-bytes");
-    let o = smoke_run_of_repo(
+    let r = repo_smoke_results(
         out.path(),
         &[
             "--adapters",
@@ -22,11 +22,7 @@ fn four_mib_echo_cells_are_verified_on_a_bus_and_peer_to_peer() {
             "--buses",
             "dbus-daemon,p2p",
         ],
-    )
-    .output()
-    .unwrap();
-    assert!(o.status.success(), "{}", text(&o));
-    let r = validate(&results_file(out.path()));
+    );
     let floor = cell_on(&r, "raw", "baseline/raw-socket/4194304", None);
     assert_eq!(floor.status(), CellStatus::Ok, "{:?}", floor.outcome);
     for adapter in ["rustbus-0.19", "zbus-6", "dbus-0.9", "systemd-0.11"] {

@@ -25,7 +25,7 @@ fn introspects(c: &IpcCosts) -> bool {
 #[test]
 fn a_cold_start_shows_the_bus_messages_of_one_process() {
     let out = TempDir::new("cold-start-messages");
-    let o = smoke_run_of_repo(
+    let r = repo_smoke_results(
         out.path(),
         &[
             "--adapters",
@@ -35,11 +35,7 @@ fn a_cold_start_shows_the_bus_messages_of_one_process() {
             "--buses",
             "dbus-daemon,p2p",
         ],
-    )
-    .output()
-    .unwrap();
-    assert!(o.status.success(), "{}", text(&o));
-    let r = validate(&results_file(out.path()));
+    );
 
     let zbus = cold_start_costs(&r, "zbus-6", "dbus-daemon").expect("zbus-6 cold start: no bus messages counted");
     let ruby = cold_start_costs(&r, "ruby-dbus-0.16", "dbus-daemon")

@@ -14,7 +14,7 @@ use harness::results::{CellStatus, Outcome};
 #[test]
 fn fd_passing_cells_have_values_or_honest_reasons() {
     let out = TempDir::new("fd-passing");
-    let o = smoke_run_of_repo(
+    let r = repo_smoke_results(
         out.path(),
         &[
             "--adapters",
@@ -25,11 +25,7 @@ fn fd_passing_cells_have_values_or_honest_reasons() {
             "--buses",
             "dbus-broker,p2p",
         ],
-    )
-    .output()
-    .unwrap();
-    assert!(o.status.success(), "{}", text(&o));
-    let r = validate(&results_file(out.path()));
+    );
     let reason = |adapter: &str, scenario: &str, bus: &str| match &cell(&r, adapter, scenario, bus).outcome {
         Outcome::Unsupported { reason } => reason.clone(),
         other => panic!("{adapter} {scenario} {bus}: {other:?}"),

@@ -137,17 +137,7 @@ fn the_html_report_renders_in_chromium() {
             .replacen("[profile.smoke]", &(raw + "[profile.smoke]"), 1);
     std::fs::write(&setup.matrix, toml).unwrap();
 
-    let o = setup
-        .command(&[
-            "run",
-            "--profile",
-            "smoke",
-            "--quiet",
-            "--out",
-            setup.out().to_str().unwrap(),
-        ])
-        .output()
-        .unwrap();
+    let o = setup.smoke_command().output().unwrap();
     assert_eq!(o.status.code(), Some(1), "fault-exit's codec cells fail:\n{}", text(&o));
     let results = results_file(&setup.out());
     let r = validate(&results);

@@ -10,7 +10,7 @@ const BUSES: [&str; 3] = ["dbus-daemon", "dbus-broker", "busd"];
 #[test]
 fn parallel_clients_match_rules_memory_and_placement() {
     let out = TempDir::new("scaled-cells");
-    let o = smoke_run_of_repo(
+    let r = repo_smoke_results(
         out.path(),
         &[
             "--adapters",
@@ -20,11 +20,7 @@ fn parallel_clients_match_rules_memory_and_placement() {
             "--buses",
             "dbus-daemon,dbus-broker,busd,p2p",
         ],
-    )
-    .output()
-    .unwrap();
-    assert!(o.status.success(), "{}", text(&o));
-    let r = validate(&results_file(out.path()));
+    );
     for adapter in ["rustbus-0.19", "libdbus-c-1.14"] {
         for bus in BUSES {
             // K clients: one figure per call over both, the bus daemon's CPU per call, every process's memory.

@@ -1,15 +1,16 @@
 //! Finding one cell of a results file (and its status, reason or
-//! verification notes), and the smoke runs whose cells are meant to fail: the
+//! verification notes), and the smoke runs most tests start with (of the
+//! repository's matrix, of a matrix the test wrote, of a fault setup): the
 //! helpers the tests of the IPC, subscription, application and program
 //! families had each copied for themselves. One copy here, so that a change
-//! to how a cell is found or a failing run is judged is made once.
+//! to how a cell is found or a run is judged is made once.
 
 use std::path::Path;
 use std::process::Command;
 
 use harness::results::{Cell, CellStatus, ResultsFile};
 
-use super::{dbus_matrix, results_file, text, validate, FaultSetup};
+use super::{dbus_matrix, results_file, smoke_run_of_repo, text, validate, FaultSetup};
 
 /// The cell of `adapter` on `scenario` on the bus `bus` (`p2p` included);
 /// panics naming the cell when the run has none.
@@ -67,22 +68,34 @@ pub fn smoke_run_of(matrix: &Path, out: &Path) -> Command {
     ])
 }
 
+/// A smoke run of the repository's matrix.toml and adapters (`args`: the
+/// selection) that must succeed; its results file in `out`, validated.
+pub fn repo_smoke_results(out: &Path, args: &[&str]) -> ResultsFile {
+    let o = smoke_run_of_repo(out, args).output().unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    validate(&results_file(out))
+}
+
 impl FaultSetup {
+    /// `run --profile smoke --quiet --out OUT` of the setup, into
+    /// [`FaultSetup::out`]; the caller adds what else it needs (environment,
+    /// pipes) and judges the outcome.
+    pub fn smoke_command(&self) -> Command {
+        self.command(&[
+            "run",
+            "--profile",
+            "smoke",
+            "--quiet",
+            "--out",
+            self.out().to_str().unwrap(),
+        ])
+    }
+
     /// A smoke run of the setup into [`FaultSetup::out`] that must end with
     /// failed cells (exit 1, neither 0 nor a refusal); its results file,
     /// validated.
     pub fn smoke_run_with_failed_cells(&self) -> ResultsFile {
-        let o = self
-            .command(&[
-                "run",
-                "--profile",
-                "smoke",
-                "--quiet",
-                "--out",
-                self.out().to_str().unwrap(),
-            ])
-            .output()
-            .unwrap();
+        let o = self.smoke_command().output().unwrap();
         assert_eq!(
             o.status.code(),
             Some(1),
