@@ -7,6 +7,7 @@
 //! re-meant fields do. Version 2 added the run's [`Plan`], which `run
 //! --resume` requires (files of version 1 are read, not resumed).
 
+mod adapter;
 mod costs;
 mod instructions;
 pub mod portability;
@@ -15,6 +16,7 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::raw_samples::{BenchResult, RawMeasurement, RawSample, RawSampleError};
 pub use crate::roles::{InteropCheck, InteropPair, InteropStatus, InteropTable, Role, RolesPlan};
+pub use adapter::{AdapterRecord, BuildRecord, PatchRecord, PatchedCrate, PinRecord};
 pub use costs::{ConnectionMemory, IdleCost, IdleProcess, IpcCosts, ProcessCost};
 pub use instructions::{CountMethod, IpcInstructions, ProcessInstructions};
 
@@ -349,96 +351,6 @@ impl Serialize for Cell {
     }
 }
 
-/// One adapter as it was in this run.
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn summary_of_known_samples() {
-        let w = super::WallTime::from_samples(&[5.0, 1.0, 3.0, 2.0, 4.0]);
-        assert_eq!(w.median_ns.point, 3.0);
-        assert_eq!(w.mean_ns.point, 3.0);
-        assert!(w.median_ns.lower <= 3.0 && w.median_ns.upper >= 3.0);
-        assert_eq!(w.samples, 5);
-    }
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub struct AdapterRecord {
-    pub id: String,
-    pub library: String,
-    pub version: String,
-    #[serde(default)]
-    pub baseline: bool,
-    /// The adapter binary's code and data (ELF PT_LOAD segments), without debug info.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub loaded_bytes: Option<u64>,
-    /// How the adapter drives its library (executor and threads, or blocking
-    /// calls): the adapter's `runtime`, from its listing.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub runtime: Option<String>,
-    /// What building this adapter adds to a build (`dbus-matrix build-times --into`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub build: Option<BuildRecord>,
-    /// A row built against a local source of a library (`run --patch`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub patch: Option<PatchRecord>,
-    /// A version-axis row (matrix.toml `[[pinned]]`, `bisect`): the adapter
-    /// built with another release of its library.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pin: Option<PinRecord>,
-}
-
-/// What a version-axis row was built from: the registry release cargo resolved.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub struct PinRecord {
-    /// The adapter whose code was built.
-    pub of: String,
-    #[serde(rename = "crate")]
-    pub crate_name: String,
-    /// The requirement written into the adapter's manifest (`~6.1`, `=6.2.0`).
-    pub requirement: String,
-    /// The version cargo resolved from the registry.
-    pub version: String,
-}
-
-/// What a patched row (`<adapter>+patch`, `run --patch`) was built from.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub struct PatchRecord {
-    /// The adapter whose code was built against the patched sources.
-    pub of: String,
-    pub crates: Vec<PatchedCrate>,
-}
-
-/// One crate (or program library) replaced by a local source.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub struct PatchedCrate {
-    pub name: String,
-    /// The crate's version, as cargo resolved the source; none for a
-    /// program's library (the row's `version` is what the program reports).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub version: Option<String>,
-    /// The source directory, absolute.
-    pub path: String,
-    /// `git rev-parse HEAD` of the source, when it is in a git checkout.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub git_revision: Option<String>,
-    /// Whether that checkout had uncommitted changes (`git status --porcelain`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub git_dirty: Option<bool>,
-}
-
-/// Wall time of `cargo build --release -p <adapter package>` in a target
-/// directory where only the shared code (the harness and its dependencies)
-/// was already built: what the library adds to a build.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub struct BuildRecord {
-    pub seconds: f64,
-    /// Crates cargo compiled (its `Compiling` lines), the adapter included.
-    pub crates_compiled: u32,
-    /// Cargo's `-j`.
-    pub jobs: u32,
-}
-
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct Environment {
     pub rustc: String,
@@ -624,4 +536,16 @@ pub struct ResumeRecord {
     /// `--force`: how the setup differed from the file's (`field: recorded … now …`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub forced_differences: Vec<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn summary_of_known_samples() {
+        let w = super::WallTime::from_samples(&[5.0, 1.0, 3.0, 2.0, 4.0]);
+        assert_eq!(w.median_ns.point, 3.0);
+        assert_eq!(w.mean_ns.point, 3.0);
+        assert!(w.median_ns.lower <= 3.0 && w.median_ns.upper >= 3.0);
+        assert_eq!(w.samples, 5);
+    }
 }

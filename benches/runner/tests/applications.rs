@@ -10,7 +10,7 @@
 //! every bus runs them.
 
 use crate::common::*;
-use harness::results::{Cell, CellStatus, Outcome, ResultsFile};
+use harness::results::{CellStatus, ResultsFile};
 
 const K1: &str = "call/connections-in-process/1";
 const K20: &str = "call/connections-in-process/20";
@@ -21,33 +21,6 @@ const NO_PROPS: &str = "proxy/create-call/no-props";
 const SELF_SERVED: [&str; 3] = [IN_ONLY, PROPS, NO_PROPS];
 const SCENARIOS: [&str; 5] = [K1, K20, IN_ONLY, PROPS, NO_PROPS];
 
-fn cell<'a>(r: &'a ResultsFile, adapter: &str, scenario: &str, bus: &str) -> &'a Cell {
-    r.cells
-        .iter()
-        .find(|c| c.adapter == adapter && c.scenario == scenario && c.bus.as_deref() == Some(bus))
-        .unwrap_or_else(|| panic!("no cell {adapter} {scenario} {bus}"))
-}
-
-fn reason_of(r: &ResultsFile, adapter: &str, scenario: &str, bus: &str) -> String {
-    let c = r
-        .cells
-        .iter()
-        .find(|c| c.adapter == adapter && c.scenario == scenario && c.bus.as_deref() == Some(bus))
-        .unwrap_or_else(|| panic!("no cell {adapter} {scenario} {bus}"));
-    match &c.outcome {
-        Outcome::Unsupported { reason } => reason.clone(),
-        _ => c.reason().unwrap_or_default().to_string(),
-    }
-}
-
-fn status_on(r: &ResultsFile, adapter: &str, scenario: &str, bus: &str) -> CellStatus {
-    r.cells
-        .iter()
-        .find(|c| c.adapter == adapter && c.scenario == scenario && c.bus.as_deref() == Some(bus))
-        .unwrap_or_else(|| panic!("no cell {adapter} {scenario} {bus}"))
-        .status()
-}
-
 #[test]
 fn every_family_fails_when_the_client_does_less_or_the_server_gets_it_wrong() {
     let buses = ["dbus-daemon", "dbus-broker", "busd"];
@@ -57,24 +30,7 @@ fn every_family_fails_when_the_client_does_less_or_the_server_gets_it_wrong() {
         &SCENARIOS,
         &buses,
     );
-    let o = setup
-        .command(&[
-            "run",
-            "--profile",
-            "smoke",
-            "--quiet",
-            "--out",
-            setup.out().to_str().unwrap(),
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(
-        o.status.code(),
-        Some(1),
-        "a failed cell must give exit 1:\n{}",
-        text(&o)
-    );
-    let r = validate(&results_file(&setup.out()));
+    let r = setup.smoke_run_with_failed_cells();
     for bus in buses {
         for s in SCENARIOS {
             // The sound client and server pass on every bus: the policy lets the names through.
@@ -112,7 +68,7 @@ fn application_cells_have_values_or_honest_reasons() {
     let out = TempDir::new("applications");
     let not_yet = ["zbus-1", "jeepney-0.8", "libdbus-c-1.14"];
     let adapters: Vec<&str> = IMPLEMENTED.iter().copied().chain(not_yet).chain([GIO]).collect();
-    let o = smoke_run_of_repo(
+    let r = repo_smoke_results(
         out.path(),
         &[
             "--adapters",
@@ -125,8 +81,6 @@ fn application_cells_have_values_or_honest_reasons() {
     )
     .output()
     .unwrap();
-    assert!(o.status.success(), "{}", text(&o));
-    let r = validate(&results_file(out.path()));
     for a in IMPLEMENTED {
         for s in SCENARIOS {
             let c = cell(&r, a, s, "dbus-daemon");
@@ -227,7 +181,7 @@ fn self_served_cells_run_on_dbus_broker_and_busd() {
     let adapters = ["zbus-6", "dbus-0.9", "rustbus-0.19", "systemd-0.11"];
     let buses = ["dbus-broker", "busd"];
     let with_gio: Vec<&str> = adapters.iter().copied().chain([GIO]).collect();
-    let o = smoke_run_of_repo(
+    let r = repo_smoke_results(
         out.path(),
         &[
             "--adapters",
@@ -237,11 +191,7 @@ fn self_served_cells_run_on_dbus_broker_and_busd() {
             "--buses",
             &buses.join(","),
         ],
-    )
-    .output()
-    .unwrap();
-    assert!(o.status.success(), "{}", text(&o));
-    let r = validate(&results_file(out.path()));
+    );
     for bus in buses {
         for a in adapters {
             for s in SELF_SERVED {

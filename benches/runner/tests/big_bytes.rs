@@ -12,7 +12,7 @@ const BIG: &str = "call/echo-bytes/4194304";
 #[test]
 fn four_mib_echo_cells_are_verified_on_a_bus_and_peer_to_peer() {
     let out = TempDir::new("big-bytes");
-    let o = smoke_run_of_repo(
+    let r = repo_smoke_results(
         out.path(),
         &[
             "--adapters",
@@ -22,21 +22,11 @@ fn four_mib_echo_cells_are_verified_on_a_bus_and_peer_to_peer() {
             "--buses",
             "dbus-daemon,p2p",
         ],
-    )
-    .output()
-    .unwrap();
-    assert!(o.status.success(), "{}", text(&o));
-    let r = validate(&results_file(out.path()));
-    let cell = |adapter: &str, scenario: &str, bus: Option<&str>| {
-        r.cells
-            .iter()
-            .find(|c| c.adapter == adapter && c.scenario == scenario && c.bus.as_deref() == bus)
-            .unwrap_or_else(|| panic!("no cell {adapter} {scenario} {bus:?}"))
-    };
-    let floor = cell("raw", "baseline/raw-socket/4194304", None);
+    );
+    let floor = cell_on(&r, "raw", "baseline/raw-socket/4194304", None);
     assert_eq!(floor.status(), CellStatus::Ok, "{:?}", floor.outcome);
     for adapter in ["rustbus-0.19", "zbus-6", "dbus-0.9", "systemd-0.11"] {
-        let c = cell(adapter, BIG, Some("dbus-daemon"));
+        let c = cell_on(&r, adapter, BIG, Some("dbus-daemon"));
         assert_eq!(c.status(), CellStatus::Ok, "{adapter}: {:?}", c.outcome);
         let m = c.measurement().unwrap();
         assert_eq!(m.throughput_bytes, 4 << 20, "{adapter}");
@@ -44,11 +34,11 @@ fn four_mib_echo_cells_are_verified_on_a_bus_and_peer_to_peer() {
     }
     // Peer to peer: values where the library serves without a bus, reasons elsewhere.
     for adapter in ["zbus-6", "systemd-0.11"] {
-        let c = cell(adapter, BIG, Some("p2p"));
+        let c = cell_on(&r, adapter, BIG, Some("p2p"));
         assert_eq!(c.status(), CellStatus::Ok, "{adapter} p2p: {:?}", c.outcome);
     }
     for adapter in ["rustbus-0.19", "dbus-0.9"] {
-        match &cell(adapter, BIG, Some("p2p")).outcome {
+        match &cell_on(&r, adapter, BIG, Some("p2p")).outcome {
             Outcome::Unsupported { reason } => assert!(!reason.is_empty()),
             other => panic!("{adapter} p2p: {other:?}"),
         }

@@ -46,14 +46,7 @@ fn pid_of(needle: &str) -> u32 {
 fn run_and_kill(tag: &str, victim: impl Fn(&FaultSetup, u32) -> String) -> (ResultsFile, String) {
     let setup = fault_setup_with_buses(tag, &["fault-ok"], SCENARIOS, &["dbus-daemon"]);
     let child = setup
-        .command(&[
-            "run",
-            "--profile",
-            "smoke",
-            "--quiet",
-            "--out",
-            setup.out().to_str().unwrap(),
-        ])
+        .smoke_command()
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()

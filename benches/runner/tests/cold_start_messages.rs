@@ -11,11 +11,7 @@ use harness::results::{CellStatus, IpcCosts, ResultsFile};
 const COLD_START: &str = "property/cold-start";
 
 fn cold_start_costs<'a>(r: &'a ResultsFile, adapter: &str, bus: &str) -> Option<&'a IpcCosts> {
-    let c = r
-        .cells
-        .iter()
-        .find(|c| c.adapter == adapter && c.scenario == COLD_START && c.bus.as_deref() == Some(bus))
-        .unwrap_or_else(|| panic!("no cell {adapter} {COLD_START} {bus}"));
+    let c = cell(r, adapter, COLD_START, bus);
     assert_eq!(c.status(), CellStatus::Ok, "{c:?}");
     c.measurement().unwrap().costs.as_ref()
 }
@@ -29,7 +25,7 @@ fn introspects(c: &IpcCosts) -> bool {
 #[test]
 fn a_cold_start_shows_the_bus_messages_of_one_process() {
     let out = TempDir::new("cold-start-messages");
-    let o = smoke_run_of_repo(
+    let r = repo_smoke_results(
         out.path(),
         &[
             "--adapters",
@@ -39,11 +35,7 @@ fn a_cold_start_shows_the_bus_messages_of_one_process() {
             "--buses",
             "dbus-daemon,p2p",
         ],
-    )
-    .output()
-    .unwrap();
-    assert!(o.status.success(), "{}", text(&o));
-    let r = validate(&results_file(out.path()));
+    );
 
     let zbus = cold_start_costs(&r, "zbus-6", "dbus-daemon").expect("zbus-6 cold start: no bus messages counted");
     let ruby = cold_start_costs(&r, "ruby-dbus-0.16", "dbus-daemon")

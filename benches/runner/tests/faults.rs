@@ -191,14 +191,7 @@ extern "C" {
 fn failure_reasons_carry_no_backtrace_whatever_the_environment_asks() {
     let setup = fault_setup("backtrace", &["fault-unwrap"], &["marshal/mixed"]);
     let o = setup
-        .command(&[
-            "run",
-            "--profile",
-            "smoke",
-            "--quiet",
-            "--out",
-            setup.out().to_str().unwrap(),
-        ])
+        .smoke_command()
         .env("RUST_BACKTRACE", "1")
         .env("RUST_LIB_BACKTRACE", "1")
         .output()

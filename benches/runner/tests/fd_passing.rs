@@ -14,7 +14,7 @@ use harness::results::{CellStatus, Outcome};
 #[test]
 fn fd_passing_cells_have_values_or_honest_reasons() {
     let out = TempDir::new("fd-passing");
-    let o = smoke_run_of_repo(
+    let r = repo_smoke_results(
         out.path(),
         &[
             "--adapters",
@@ -25,18 +25,8 @@ fn fd_passing_cells_have_values_or_honest_reasons() {
             "--buses",
             "dbus-broker,p2p",
         ],
-    )
-    .output()
-    .unwrap();
-    assert!(o.status.success(), "{}", text(&o));
-    let r = validate(&results_file(out.path()));
-    let cell = |adapter: &str, scenario: &str, bus: &str| {
-        r.cells
-            .iter()
-            .find(|c| c.adapter == adapter && c.scenario == scenario && c.bus.as_deref() == Some(bus))
-            .unwrap_or_else(|| panic!("no cell {adapter} {scenario} {bus}"))
-    };
-    let reason = |adapter: &str, scenario: &str, bus: &str| match &cell(adapter, scenario, bus).outcome {
+    );
+    let reason = |adapter: &str, scenario: &str, bus: &str| match &cell(&r, adapter, scenario, bus).outcome {
         Outcome::Unsupported { reason } => reason.clone(),
         other => panic!("{adapter} {scenario} {bus}: {other:?}"),
     };
@@ -59,7 +49,7 @@ fn fd_passing_cells_have_values_or_honest_reasons() {
             ("gio-0.22", "p2p"),
             ("dbus-tokio-0.7", "dbus-broker"),
         ] {
-            let c = cell(adapter, s, bus);
+            let c = cell(&r, adapter, s, bus);
             assert_eq!(c.status(), CellStatus::Ok, "{adapter} {s} {bus}: {:?}", c.outcome);
             assert!(c.measurement().unwrap().wall.median_ns.point > 0.0);
         }

@@ -137,34 +137,26 @@ fn the_html_report_renders_in_chromium() {
             .replacen("[profile.smoke]", &(raw + "[profile.smoke]"), 1);
     std::fs::write(&setup.matrix, toml).unwrap();
 
-    let o = setup
-        .command(&[
-            "run",
-            "--profile",
-            "smoke",
-            "--quiet",
-            "--out",
-            setup.out().to_str().unwrap(),
-        ])
-        .output()
-        .unwrap();
+    let o = setup.smoke_command().output().unwrap();
     assert_eq!(o.status.code(), Some(1), "fault-exit's codec cells fail:\n{}", text(&o));
     let results = results_file(&setup.out());
     let r = validate(&results);
-    let status = |adapter: &str, scenario: &str, bus: Option<&str>| {
-        r.cells
-            .iter()
-            .find(|c| c.adapter == adapter && c.scenario == scenario && c.bus.as_deref() == bus)
-            .unwrap_or_else(|| panic!("no cell {adapter} {scenario} {bus:?}"))
-            .status()
-    };
     assert_eq!(
-        status("fault-ok", "call/echo-bytes/1024", Some("dbus-daemon")),
+        cell_on(&r, "fault-ok", "call/echo-bytes/1024", Some("dbus-daemon")).status(),
         CellStatus::Ok
     );
-    assert_eq!(status("raw", "baseline/raw-socket/1024", None), CellStatus::Ok);
-    assert_eq!(status("fault-exit", "marshal/mixed", None), CellStatus::Failed);
-    assert_eq!(status("fault-ok", "call/void", Some("p2p")), CellStatus::Unsupported);
+    assert_eq!(
+        cell_on(&r, "raw", "baseline/raw-socket/1024", None).status(),
+        CellStatus::Ok
+    );
+    assert_eq!(
+        cell_on(&r, "fault-exit", "marshal/mixed", None).status(),
+        CellStatus::Failed
+    );
+    assert_eq!(
+        cell_on(&r, "fault-ok", "call/void", Some("p2p")).status(),
+        CellStatus::Unsupported
+    );
 
     let html = html_page(&results);
     // Codec: marshal/mixed, demarshal/mixed. IPC by bus: call/void and the

@@ -26,18 +26,12 @@ fn idle_connections_record_bus_and_client_memory_in_every_format() {
     assert!(o.status.success(), "{}", text(&o));
     let file = results_file(out.path());
     let r = validate(&file);
-    let cell = |adapter: &str, scenario: &str, bus: &str| {
-        r.cells
-            .iter()
-            .find(|c| c.adapter == adapter && c.scenario == scenario && c.bus.as_deref() == Some(bus))
-            .unwrap_or_else(|| panic!("no cell {adapter} {scenario} {bus}"))
-    };
     for (n, s) in [
         (10, "connect/idle-connections/10"),
         (100, "connect/idle-connections/100"),
     ] {
         for adapter in ["zbus-6", "dbus-0.9", "rustbus-0.19", "jeepney-0.8"] {
-            let c = cell(adapter, s, "dbus-daemon");
+            let c = cell(&r, adapter, s, "dbus-daemon");
             assert_eq!(c.status(), CellStatus::Ok, "{adapter} {s}: {:?}", c.outcome);
             let m = c.measurement().unwrap();
             let mem = m
@@ -69,7 +63,7 @@ fn idle_connections_record_bus_and_client_memory_in_every_format() {
                 (idle, _) => panic!("{adapter} {s}: idle {idle:?}"),
             }
             // Peer to peer there is no daemon: the harness's reason, whatever the library.
-            match &cell(adapter, s, "p2p").outcome {
+            match &cell(&r, adapter, s, "p2p").outcome {
                 Outcome::Unsupported { reason } => assert!(reason.contains("bus daemon"), "{reason}"),
                 other => panic!("{adapter} {s} p2p: {other:?}"),
             }

@@ -8,7 +8,7 @@ use harness::results::{CellStatus, Outcome};
 #[test]
 fn in_flight_cells_have_values_or_honest_reasons() {
     let out = TempDir::new("in-flight");
-    let o = smoke_run_of_repo(
+    let r = repo_smoke_results(
         out.path(),
         &[
             "--adapters",
@@ -18,17 +18,7 @@ fn in_flight_cells_have_values_or_honest_reasons() {
             "--buses",
             "dbus-broker,p2p",
         ],
-    )
-    .output()
-    .unwrap();
-    assert!(o.status.success(), "{}", text(&o));
-    let r = validate(&results_file(out.path()));
-    let cell = |adapter: &str, scenario: &str, bus: &str| {
-        r.cells
-            .iter()
-            .find(|c| c.adapter == adapter && c.scenario == scenario && c.bus.as_deref() == Some(bus))
-            .unwrap_or_else(|| panic!("no cell {adapter} {scenario} {bus}"))
-    };
+    );
     for s in ["call/in-flight/1", "call/in-flight/1000"] {
         for (adapter, bus) in [
             ("zbus-6", "dbus-broker"),
@@ -37,19 +27,19 @@ fn in_flight_cells_have_values_or_honest_reasons() {
             ("libdbus-c-1.14", "dbus-broker"),
             ("jeepney-0.8", "dbus-broker"),
         ] {
-            let c = cell(adapter, s, bus);
+            let c = cell(&r, adapter, s, bus);
             assert_eq!(c.status(), CellStatus::Ok, "{adapter} {s} {bus}: {:?}", c.outcome);
             assert!(c.measurement().unwrap().wall.median_ns.point > 0.0);
         }
         // dbus-rs cannot serve peer to peer: a library fact, not "not implemented".
-        match &cell("dbus-0.9", s, "p2p").outcome {
+        match &cell(&r, "dbus-0.9", s, "p2p").outcome {
             Outcome::Unsupported { reason } => assert!(!reason.contains("does not implement"), "{reason}"),
             other => panic!("dbus-0.9 {s} p2p: {other:?}"),
         }
         // dbus-python: async calls with reply_handler on its GLib main loop, on a bus and
         // peer to peer (its server serves there).
         for bus in ["dbus-broker", "p2p"] {
-            let c = cell("dbus-python-1.3", s, bus);
+            let c = cell(&r, "dbus-python-1.3", s, bus);
             assert_eq!(c.status(), CellStatus::Ok, "dbus-python-1.3 {s} {bus}: {:?}", c.outcome);
             assert!(c.measurement().unwrap().wall.median_ns.point > 0.0);
         }

@@ -5,11 +5,7 @@ use crate::common::*;
 use harness::results::{Cell, CellStatus, IpcCosts, ResultsFile};
 
 fn costs<'a>(r: &'a ResultsFile, adapter: &str, scenario: &str, bus: Option<&str>) -> &'a IpcCosts {
-    let c: &Cell = r
-        .cells
-        .iter()
-        .find(|c| c.adapter == adapter && c.scenario == scenario && c.bus.as_deref() == bus)
-        .unwrap_or_else(|| panic!("no cell {adapter} {scenario} {bus:?}"));
+    let c: &Cell = cell_on(r, adapter, scenario, bus);
     assert_eq!(c.status(), CellStatus::Ok, "{c:?}");
     let m = c.measurement().unwrap();
     m.costs

@@ -26,7 +26,7 @@ fn a_pinned_row_runs_beside_its_adapter_with_the_release_it_names() {
     let before = (sha(&lock), sha(&manifest), sha(&released));
 
     let out = TempDir::new("pinned-rows");
-    let o = smoke_run_of_repo(
+    let r = repo_smoke_results(
         out.path(),
         &[
             "--adapters",
@@ -36,11 +36,7 @@ fn a_pinned_row_runs_beside_its_adapter_with_the_release_it_names() {
             "--buses",
             "p2p",
         ],
-    )
-    .output()
-    .unwrap();
-    assert!(o.status.success(), "{}", text(&o));
-    let r = validate(&results_file(out.path()));
+    );
     for id in ["zbus-6", "zbus-6@6.1"] {
         assert_eq!(status_of(&r, id, "marshal/mixed"), CellStatus::Ok, "{id}");
         let ipc = r

@@ -36,28 +36,10 @@ fn program_matrix(tmp: &TempDir, dir: &str, program: &str, scenarios: &[&str], b
 
 /// `run --profile smoke`; `cells_fail`: the run must end with failed cells (exit 1).
 fn run(matrix: &Path, out: &Path, cells_fail: bool) -> ResultsFile {
-    let o = dbus_matrix(&[
-        "--matrix",
-        matrix.to_str().unwrap(),
-        "run",
-        "--profile",
-        "smoke",
-        "--quiet",
-        "--out",
-        out.to_str().unwrap(),
-    ])
-    .output()
-    .unwrap();
+    let o = smoke_run_of(matrix, out).output().unwrap();
     let want = if cells_fail { 1 } else { 0 };
     assert_eq!(o.status.code(), Some(want), "run:\n{}", text(&o));
     validate(&results_file(out))
-}
-
-fn cell<'a>(r: &'a ResultsFile, scenario: &str, bus: Option<&str>) -> &'a harness::results::Cell {
-    r.cells
-        .iter()
-        .find(|c| c.scenario == scenario && c.bus.as_deref() == bus)
-        .unwrap_or_else(|| panic!("no cell {scenario} on {bus:?}"))
 }
 
 #[test]
@@ -100,7 +82,7 @@ fn a_program_adapter_runs_from_its_path_with_figures_from_its_raw_samples() {
         a.runtime
     );
     for s in ["marshal/mixed", "demarshal/asv-dict"] {
-        let c = cell(&r, s, None);
+        let c = cell_on(&r, JEEPNEY, s, None);
         let m = c.measurement().unwrap_or_else(|| panic!("{s}: {:?}", c.reason()));
         // The profile's 10 samples, or (an operation slower than the 0.1 s
         // measurement time, on a loaded machine) single operations that say so.
@@ -115,13 +97,16 @@ fn a_program_adapter_runs_from_its_path_with_figures_from_its_raw_samples() {
     }
     let canonical = harness::wire::canonical_signal(&harness::payload::mixed()).len() as u64;
     assert_eq!(
-        cell(&r, "marshal/mixed", None).measurement().unwrap().throughput_bytes,
+        cell_on(&r, JEEPNEY, "marshal/mixed", None)
+            .measurement()
+            .unwrap()
+            .throughput_bytes,
         canonical
     );
     for s in ["call/relation-set", "property/get-x100", "property/cold-start"] {
-        let c = cell(&r, s, Some("dbus-daemon"));
+        let c = cell_on(&r, JEEPNEY, s, Some("dbus-daemon"));
         assert_eq!(c.status(), CellStatus::Ok, "{s}: {:?}", c.reason());
-        let p2p = cell(&r, s, Some("p2p"));
+        let p2p = cell_on(&r, JEEPNEY, s, Some("p2p"));
         assert_eq!(p2p.status(), CellStatus::Unsupported, "{s}");
         assert!(
             p2p.reason().unwrap().contains("always says Hello"),
@@ -150,14 +135,14 @@ fn the_runner_checks_a_programs_bytes_and_digests_with_the_reference_decoder() {
     std::fs::set_permissions(&liar, std::fs::Permissions::from_mode(0o755)).unwrap();
     let matrix = program_matrix(&tmp, ".", "lying.sh", &["marshal/mixed", "demarshal/mixed"], &[]);
     let r = run(&matrix, &tmp.path().join("out"), true);
-    let marshal = cell(&r, "marshal/mixed", None);
+    let marshal = cell_on(&r, JEEPNEY, "marshal/mixed", None);
     assert_eq!(marshal.status(), CellStatus::Failed);
     let why = marshal.reason().unwrap();
     assert!(
         why.contains("the runner's verification failed") && why.contains("body bytes differ"),
         "{why}"
     );
-    let demarshal = cell(&r, "demarshal/mixed", None);
+    let demarshal = cell_on(&r, JEEPNEY, "demarshal/mixed", None);
     assert_eq!(demarshal.status(), CellStatus::Failed);
     assert!(
         demarshal.reason().unwrap().contains("digest"),

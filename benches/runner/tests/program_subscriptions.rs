@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use harness::ipc::subscription::{self as sub, RuleScope};
-use harness::results::{CellStatus, Outcome, ResultsFile};
+use harness::results::CellStatus;
 use serde_json::{json, Value};
 
 use crate::common::*;
@@ -254,30 +254,10 @@ fn the_python_and_ruby_checks_judge_and_word_as_the_harness() {
     );
 }
 
-fn reason_of(r: &ResultsFile, adapter: &str, scenario: &str, bus: &str) -> String {
-    let c = r
-        .cells
-        .iter()
-        .find(|c| c.adapter == adapter && c.scenario == scenario && c.bus.as_deref() == Some(bus))
-        .unwrap_or_else(|| panic!("no cell {adapter} {scenario} {bus}"));
-    match &c.outcome {
-        Outcome::Unsupported { reason } => reason.clone(),
-        _ => c.reason().unwrap_or_default().to_string(),
-    }
-}
-
-fn cell_status(r: &ResultsFile, adapter: &str, scenario: &str, bus: &str) -> CellStatus {
-    r.cells
-        .iter()
-        .find(|c| c.adapter == adapter && c.scenario == scenario && c.bus.as_deref() == Some(bus))
-        .unwrap_or_else(|| panic!("no cell {adapter} {scenario} {bus}"))
-        .status()
-}
-
 #[test]
 fn the_programs_run_every_subscription_family_on_a_bus() {
     let out = TempDir::new("program-subscriptions");
-    let o = smoke_run_of_repo(
+    let r = repo_smoke_results(
         out.path(),
         &[
             "--adapters",
@@ -287,18 +267,10 @@ fn the_programs_run_every_subscription_family_on_a_bus() {
             "--buses",
             "dbus-daemon,p2p",
         ],
-    )
-    .output()
-    .unwrap();
-    assert!(o.status.success(), "{}", text(&o));
-    let r = validate(&results_file(out.path()));
+    );
     for a in PROGRAMS {
         for s in SCENARIOS {
-            let c = r
-                .cells
-                .iter()
-                .find(|c| c.adapter == a && c.scenario == s && c.bus.as_deref() == Some("dbus-daemon"))
-                .unwrap_or_else(|| panic!("no cell {a} {s}"));
+            let c = cell(&r, a, s, "dbus-daemon");
             assert_eq!(c.status(), CellStatus::Ok, "{a} {s}: {:?}", c.outcome);
             assert!(c.measurement().unwrap().wall.median_ns.point > 0.0);
             let why = reason_of(&r, a, s, "p2p");
@@ -367,18 +339,7 @@ fn a_lost_signal_and_an_ignored_arg0_fail_the_programs_cells_with_the_counts() {
     write_mutants(tmp.path());
     let matrix = mutant_matrix(tmp.path());
     let out = tmp.path().join("out");
-    let o = dbus_matrix(&[
-        "--matrix",
-        matrix.to_str().unwrap(),
-        "run",
-        "--profile",
-        "smoke",
-        "--quiet",
-        "--out",
-        out.to_str().unwrap(),
-    ])
-    .output()
-    .unwrap();
+    let o = smoke_run_of(&matrix, &out).output().unwrap();
     assert_eq!(o.status.code(), Some(1), "failed cells give exit 1:\n{}", text(&o));
     let r = validate(&results_file(&out));
     for a in ["jeepney-0.8", "ruby-dbus-0.16"] {
@@ -388,7 +349,7 @@ fn a_lost_signal_and_an_ignored_arg0_fail_the_programs_cells_with_the_counts() {
             "signal/delivered/broad",
             "signal/name-owner-churn/broad",
         ] {
-            assert_eq!(cell_status(&r, a, s, "dbus-daemon"), CellStatus::Ok, "{a} {s}");
+            assert_eq!(status_on(&r, a, s, "dbus-daemon"), CellStatus::Ok, "{a} {s}");
         }
         for (s, words) in [
             (
@@ -401,7 +362,7 @@ fn a_lost_signal_and_an_ignored_arg0_fail_the_programs_cells_with_the_counts() {
             ),
             ("signal/name-owner-churn/arg0", "for the churned name 20 (must be 0)"),
         ] {
-            assert_eq!(cell_status(&r, a, s, "dbus-daemon"), CellStatus::Failed, "{a} {s}");
+            assert_eq!(status_on(&r, a, s, "dbus-daemon"), CellStatus::Failed, "{a} {s}");
             let why = reason_of(&r, a, s, "dbus-daemon");
             assert!(why.contains(words), "{a} {s}: {why}");
         }

@@ -6,33 +6,10 @@
 //! memory and the daemon's word on disconnections.
 
 use crate::common::*;
-use harness::results::{Cell, CellStatus, Outcome, ResultsFile};
+use harness::results::CellStatus;
 
 const STORM: &str = "property/changed-storm/100";
 const BURST: &str = "signal/burst/100";
-
-fn cell<'r>(r: &'r ResultsFile, adapter: &str, scenario: &str, bus: &str) -> &'r Cell {
-    r.cells
-        .iter()
-        .find(|c| c.adapter == adapter && c.scenario == scenario && c.bus.as_deref() == Some(bus))
-        .unwrap_or_else(|| panic!("no cell {adapter} {scenario} {bus}"))
-}
-
-fn reason_of(r: &ResultsFile, adapter: &str, scenario: &str, bus: &str) -> String {
-    let c = cell(r, adapter, scenario, bus);
-    match &c.outcome {
-        Outcome::Unsupported { reason } => reason.clone(),
-        _ => c.reason().unwrap_or_default().to_string(),
-    }
-}
-
-fn notes_of(r: &ResultsFile, adapter: &str, scenario: &str, bus: &str) -> String {
-    let c = cell(r, adapter, scenario, bus);
-    let m = c
-        .measurement()
-        .unwrap_or_else(|| panic!("{adapter} {scenario}: {:?}", c.outcome));
-    m.verification_notes.join("\n")
-}
 
 /// What a verified flood cell says besides its timing.
 fn assert_flood_notes(notes: &str, what: &str) {
@@ -57,24 +34,7 @@ fn a_storm_that_drops_an_update_fails_and_floods_report_memory_and_disconnection
         &[STORM, BURST],
         &["dbus-daemon"],
     );
-    let o = setup
-        .command(&[
-            "run",
-            "--profile",
-            "smoke",
-            "--quiet",
-            "--out",
-            setup.out().to_str().unwrap(),
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(
-        o.status.code(),
-        Some(1),
-        "a failed cell must give exit 1:\n{}",
-        text(&o)
-    );
-    let r = validate(&results_file(&setup.out()));
+    let r = setup.smoke_run_with_failed_cells();
     assert_eq!(status_of(&r, "fault-ok", STORM), CellStatus::Ok);
     let notes = notes_of(&r, "fault-ok", STORM, "dbus-daemon");
     assert!(

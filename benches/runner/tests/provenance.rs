@@ -24,14 +24,7 @@ fn a_matrix_outside_the_checkout_records_the_runners_revision_and_the_matrix_has
     // fault_setup writes its matrix.toml under $TMPDIR: outside any checkout.
     let setup = fault_setup("provenance", &["fault-ok"], &["marshal/mixed"]);
     let o = setup
-        .command(&[
-            "run",
-            "--profile",
-            "smoke",
-            "--quiet",
-            "--out",
-            setup.out().to_str().unwrap(),
-        ])
+        .smoke_command()
         .env_remove("DBUS_MATRIX_REVISION")
         .output()
         .unwrap();

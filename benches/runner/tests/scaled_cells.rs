@@ -3,21 +3,14 @@
 //! cell, and the placement recorded on each, on every bus.
 
 use crate::common::*;
-use harness::results::{Cell, CellStatus, ResultsFile};
+use harness::results::CellStatus;
 
 const BUSES: [&str; 3] = ["dbus-daemon", "dbus-broker", "busd"];
-
-fn cell<'a>(r: &'a ResultsFile, adapter: &str, scenario: &str, bus: &str) -> &'a Cell {
-    r.cells
-        .iter()
-        .find(|c| c.adapter == adapter && c.scenario == scenario && c.bus.as_deref() == Some(bus))
-        .unwrap_or_else(|| panic!("no cell {adapter} {scenario} {bus}"))
-}
 
 #[test]
 fn parallel_clients_match_rules_memory_and_placement() {
     let out = TempDir::new("scaled-cells");
-    let o = smoke_run_of_repo(
+    let r = repo_smoke_results(
         out.path(),
         &[
             "--adapters",
@@ -27,11 +20,7 @@ fn parallel_clients_match_rules_memory_and_placement() {
             "--buses",
             "dbus-daemon,dbus-broker,busd,p2p",
         ],
-    )
-    .output()
-    .unwrap();
-    assert!(o.status.success(), "{}", text(&o));
-    let r = validate(&results_file(out.path()));
+    );
     for adapter in ["rustbus-0.19", "libdbus-c-1.14"] {
         for bus in BUSES {
             // K clients: one figure per call over both, the bus daemon's CPU per call, every process's memory.

@@ -6,21 +6,9 @@
 //! a rule that delivers what arg0 should have kept out).
 
 use crate::common::*;
-use harness::results::{CellStatus, Outcome, ResultsFile};
+use harness::results::CellStatus;
 
 const CHURN: &str = "signal/match-churn";
-
-fn reason_of(r: &ResultsFile, adapter: &str, scenario: &str, bus: &str) -> String {
-    let c = r
-        .cells
-        .iter()
-        .find(|c| c.adapter == adapter && c.scenario == scenario && c.bus.as_deref() == Some(bus))
-        .unwrap_or_else(|| panic!("no cell {adapter} {scenario} {bus}"));
-    match &c.outcome {
-        Outcome::Unsupported { reason } => reason.clone(),
-        _ => c.reason().unwrap_or_default().to_string(),
-    }
-}
 
 #[test]
 fn match_churn_fails_when_the_client_skips_add_match() {
@@ -30,24 +18,7 @@ fn match_churn_fails_when_the_client_skips_add_match() {
         &[CHURN],
         &["dbus-daemon"],
     );
-    let o = setup
-        .command(&[
-            "run",
-            "--profile",
-            "smoke",
-            "--quiet",
-            "--out",
-            setup.out().to_str().unwrap(),
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(
-        o.status.code(),
-        Some(1),
-        "a failed cell must give exit 1:\n{}",
-        text(&o)
-    );
-    let r = validate(&results_file(&setup.out()));
+    let r = setup.smoke_run_with_failed_cells();
     assert_eq!(status_of(&r, "fault-ok", CHURN), CellStatus::Ok);
     assert_eq!(status_of(&r, "fault-skip-add-match", CHURN), CellStatus::Failed);
     let why = reason_of(&r, "fault-skip-add-match", CHURN, "dbus-daemon");
@@ -62,24 +33,7 @@ fn burst_and_delivered_fail_on_a_dropped_signal_and_a_wrong_delivery_count() {
         &[BURST, BROAD, ARG0, NOC_BROAD, NOC_ARG0],
         &["dbus-daemon"],
     );
-    let o = setup
-        .command(&[
-            "run",
-            "--profile",
-            "smoke",
-            "--quiet",
-            "--out",
-            setup.out().to_str().unwrap(),
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(
-        o.status.code(),
-        Some(1),
-        "a failed cell must give exit 1:\n{}",
-        text(&o)
-    );
-    let r = validate(&results_file(&setup.out()));
+    let r = setup.smoke_run_with_failed_cells();
     for s in [BURST, BROAD, ARG0, NOC_BROAD, NOC_ARG0] {
         assert_eq!(status_of(&r, "fault-ok", s), CellStatus::Ok, "{s}");
     }
@@ -138,7 +92,7 @@ fn subscription_cells_have_values_or_honest_reasons() {
         .chain(["dbus-async-2"])
         .collect();
     let scenarios = [CHURN, BURST, BROAD, ARG0, NOC_BROAD, NOC_ARG0];
-    let o = smoke_run_of_repo(
+    let r = repo_smoke_results(
         out.path(),
         &[
             "--adapters",
@@ -148,18 +102,10 @@ fn subscription_cells_have_values_or_honest_reasons() {
             "--buses",
             "dbus-daemon,p2p",
         ],
-    )
-    .output()
-    .unwrap();
-    assert!(o.status.success(), "{}", text(&o));
-    let r = validate(&results_file(out.path()));
+    );
     for (a, families) in IMPLEMENTED {
         for s in scenarios {
-            let c = r
-                .cells
-                .iter()
-                .find(|c| c.adapter == a && c.scenario == s && c.bus.as_deref() == Some("dbus-daemon"))
-                .unwrap_or_else(|| panic!("no cell {a} {s}"));
+            let c = cell(&r, a, s, "dbus-daemon");
             if families.contains(&s) {
                 assert_eq!(c.status(), CellStatus::Ok, "{a} {s}: {:?}", c.outcome);
                 assert!(c.measurement().unwrap().wall.median_ns.point > 0.0);

@@ -18,6 +18,10 @@
 //! `DBUS_SESSION_BUS_ADDRESS` or use the fixed `/run/dbus/system_bus_socket`,
 //! so every connection is made to the socket path the transport names
 //! (`DuplexConn::connect_to_bus` / `RpcConn::connect_to_path`).
+//!
+//! The other families' client sides are in files of their own: apps.rs
+//! (applications), props.rs (GetAll, GetManagedObjects), subscriptions.rs
+//! (`IpcOp::Subscription`) and storm.rs (the property storm).
 
 use crate::standard_reply::standard_reply;
 use anyhow::{anyhow, bail, ensure, Context, Result};
@@ -226,7 +230,7 @@ fn emit_ping(conn: &mut RpcConn) -> Result<()> {
     emit_ping_text(conn, h::SIGNAL_TEXT)
 }
 
-fn emit_ping_text(conn: &mut RpcConn, text: &str) -> Result<()> {
+pub(crate) fn emit_ping_text(conn: &mut RpcConn, text: &str) -> Result<()> {
     let mut sig = MessageBuilder::new()
         .signal(h::INTERFACE, h::SIGNAL, h::OBJECT_PATH)
         .build();
@@ -243,12 +247,12 @@ pub(crate) fn add_match(conn: &mut RpcConn, rule: &str) -> Result<()> {
 
 /// A connection that receives `Ping`: the match rule on the bus, and an
 /// `RpcConn` filter that drops every other signal (NameAcquired after Hello).
-fn ping_receiver(t: &Transport) -> Result<RpcConn> {
+pub(crate) fn ping_receiver(t: &Transport) -> Result<RpcConn> {
     ping_receiver_with(t, &h::ping_rule())
 }
 
 /// [`ping_receiver`] with another rule on the bus (`signal/delivered/<scope>`).
-fn ping_receiver_with(t: &Transport, rule: &str) -> Result<RpcConn> {
+pub(crate) fn ping_receiver_with(t: &Transport, rule: &str) -> Result<RpcConn> {
     let mut conn = connect(t)?;
     conn.set_filter(Box::new(|msg| match msg.typ {
         MessageType::Signal => {
@@ -561,93 +565,7 @@ impl h::Ipc for RustbusIpc {
                 let mut client = Client::new(&t)?;
                 Box::new(move || client.in_flight(n))
             }
-            IpcOp::Subscription(SubscriptionOp::NameOwnerChurn(scope)) => {
-                let names = h::subscription::churn_names();
-                let mut tx = connect(&t)?;
-                let mut rx = connect(&t)?;
-                rx.set_filter(Box::new(|msg| {
-                    msg.typ != MessageType::Signal || msg.dynheader.member.as_deref() == Some("NameOwnerChanged")
-                }));
-                add_match(&mut rx, &h::subscription::name_owner_rule(scope, &names.1))?;
-                Box::new(move || {
-                    for name in std::iter::repeat_n(&names.0, h::subscription::NAME_CHURNS).chain([&names.1]) {
-                        // DBUS_NAME_FLAG_DO_NOT_QUEUE
-                        call_msg(&mut tx, &mut standard_messages::request_name(name, 4)).context("RequestName")?;
-                        call_msg(&mut tx, &mut standard_messages::release_name(name)).context("ReleaseName")?;
-                    }
-                    let mut received = Vec::new();
-                    loop {
-                        let sig = rx.wait_signal(Timeout::Infinite)?;
-                        let (name, _, new): (String, String, String) = sig.body.parser().get3()?;
-                        let end = name == names.1 && new.is_empty();
-                        received.push((name, new));
-                        if end {
-                            break;
-                        }
-                    }
-                    h::subscription::name_churn_digest(&received, scope, &names)
-                })
-            }
-            IpcOp::Subscription(SubscriptionOp::Delivered(scope)) => {
-                // The rule goes to the bus as AddMatch (rustbus has no rule type of its own);
-                // the connection's filter keeps Pings, whatever their text.
-                let mut tx = connect(&t)?;
-                let mut rx = ping_receiver_with(&t, &h::subscription::delivered_rule(scope))?;
-                let texts = h::subscription::delivered_texts();
-                Box::new(move || {
-                    for text in &texts {
-                        emit_ping_text(&mut tx, text)?;
-                    }
-                    let mut received = Vec::new();
-                    loop {
-                        let sig = rx.wait_signal(Timeout::Infinite)?;
-                        let text: String = sig.body.parser().get()?;
-                        let end = text == h::SIGNAL_TEXT;
-                        received.push(text);
-                        if end {
-                            break;
-                        }
-                    }
-                    h::subscription::delivered_digest(&received, scope)
-                })
-            }
-            IpcOp::Subscription(SubscriptionOp::Burst(n)) => {
-                // RpcConn reads the consumer's socket only when asked: during the burst the
-                // signals wait in the bus's queue and the socket.
-                let mut tx = connect(&t)?;
-                let mut rx = ping_receiver(&t)?;
-                let texts: Vec<String> = (0..n).map(h::subscription::burst_text).collect();
-                Box::new(move || {
-                    for text in &texts {
-                        emit_ping_text(&mut tx, text)?;
-                    }
-                    emit_ping_text(&mut tx, h::subscription::BURST_END)?;
-                    let mut received = Vec::with_capacity(n);
-                    loop {
-                        let sig = rx.wait_signal(Timeout::Infinite)?;
-                        let text: String = sig.body.parser().get()?;
-                        if text == h::subscription::BURST_END {
-                            break;
-                        }
-                        received.push(text);
-                    }
-                    h::subscription::burst_digest(&received, n)
-                })
-            }
-            IpcOp::Subscription(SubscriptionOp::PropertyStorm(n)) => {
-                crate::storm::client(connect(&t)?, connect(&t)?, n)?
-            }
-            IpcOp::Subscription(SubscriptionOp::MatchChurn) => {
-                // standard_messages::add_match and remove_match, each reply awaited
-                // (an error reply, such as MatchRuleNotFound, fails the operation).
-                let mut conn = connect(&t)?;
-                let rule = h::subscription::churn_rule();
-                Box::new(move || {
-                    add_match(&mut conn, &rule)?;
-                    call_msg(&mut conn, &mut standard_messages::remove_match(&rule)).context("RemoveMatch")?;
-                    Ok(Digest::new().finish())
-                })
-            }
+            IpcOp::Subscription(s) => crate::subscriptions::client(&t, s)?,
             IpcOp::PropertyColdStart | IpcOp::RawSocket(_) | IpcOp::IdleConnections(_) => {
                 bail!("{op:?} is not a client operation")
             }

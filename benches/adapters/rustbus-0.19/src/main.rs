@@ -30,6 +30,7 @@ mod props;
 #[path = "../../../adapter-shared/rustbus/standard_reply.rs"]
 mod standard_reply;
 mod storm;
+mod subscriptions;
 #[path = "../../../adapter-shared/rustbus/typed.rs"]
 mod typed;
 

@@ -10,7 +10,9 @@ use std::process::{Command, Output};
 
 use harness::results::{CellStatus, ResultsFile};
 
+mod cells;
 mod repo_adapters;
+pub use cells::*;
 pub use repo_adapters::*;
 
 /// A path nextest sets at run time (the workspace where the tests run now,
