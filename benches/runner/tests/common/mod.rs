@@ -85,16 +85,7 @@ pub fn dbus_matrix(args: &[&str]) -> Command {
 /// `dbus-matrix run --profile smoke --quiet --out OUT ARGS…` on the
 /// repository's matrix.toml and adapters.
 pub fn smoke_run_of_repo(out: &Path, args: &[&str]) -> Command {
-    let mut c = dbus_matrix(&[
-        "--matrix",
-        repo_matrix().to_str().unwrap(),
-        "run",
-        "--profile",
-        "smoke",
-        "--quiet",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let mut c = smoke_run_of(&repo_matrix(), out);
     c.args(args);
     c
 }
