@@ -11,7 +11,9 @@ use std::process::{Command, Output};
 use harness::results::{CellStatus, ResultsFile};
 
 mod repo_adapters;
+mod unavailable;
 pub use repo_adapters::*;
+pub use unavailable::*;
 
 /// A path nextest sets at run time (the workspace where the tests run now,
 /// e.g. the Nix check's /build/source), else the one of compile time: the
