@@ -28,7 +28,7 @@ fn matrix(tmp: &TempDir, unavailable: &str) -> PathBuf {
 fn matrix_at(tmp: &TempDir, path: &str, unavailable: &str) -> PathBuf {
     let toml = format!(
         "schema = 1\n[[adapter]]\nid = \"{ID}\"\npackage = \"adapter-ruby-dbus-0-16\"\n\
-         path = \"{path}\"\nprogram = \"adapter.rb\"\nlibrary = \"ruby-dbus\"\n\
+         path = \"{path}\"\nprogram = \"adapter.rb\"\nlibrary = \"ruby-dbus\"\nversion_line = \"0.16\"\n\
          unavailable_in = {unavailable}\n\
          [[scenario]]\nid = \"marshal/mixed\"\n[[scenario]]\nid = \"call/void\"\n[[bus]]\nid = \"p2p\"\n\
          [profile.smoke]\nsample_size = 10\nwarm_up = 0.05\nmeasurement = 0.1\nnresamples = 1000\n"
