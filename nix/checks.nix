@@ -107,6 +107,12 @@ in
     DBUS_MATRIX_DBUS_FAST_PYTHON = "${programs.checkPython}/bin/python3";
     # What the dbus-python wrapper prefixes for `nix run` (gi.repository's GLib).
     GI_TYPELIB_PATH = programs.checkTypelibPath;
+    # The runner's build mode for matrix.toml's `unavailable_in` (the adapters
+    # are not prebuilt here, so it would read host mode): the rows the flake
+    # cannot have (ruby-dbus: this Ruby has no ruby-dbus gem) are unavailable,
+    # their cells unsupported with the reason, as for `nix run`; the tests
+    # that run them expect that (runner/tests/common/unavailable.rs).
+    DBUS_MATRIX_BUILD_MODE = "nix";
     postUnpack = ''
       patchShebangs --build source/programs
       cp ${matrix.file} matrix.toml

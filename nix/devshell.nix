@@ -5,7 +5,7 @@
 # cargo-nextest check: pkg-config with dbus.dev, glib.dev and systemd.dev
 # (the -sys crates' pkg-config modules), the three daemons, valgrind,
 # chromium, critcmp, Ruby and the program adapters' Python. The shell sets the
-# variables that check sets for the tests. Added here: what the sandboxed
+# variables that check sets for the tests (DBUS_MATRIX_BUILD_MODE among them). Added here: what the sandboxed
 # check leaves out (the real-client tests' gdbus, busctl and dbus-send, git,
 # the namespace tools) and the Nix lints.
 { pkgs, craneLib, buses, programs, nextest }:
@@ -25,4 +25,6 @@ craneLib.devShell ({
   ];
   DBUS_MATRIX_DBUS_FAST_PYTHON = "${programs.checkPython}/bin/python3";
   GI_TYPELIB_PATH = programs.checkTypelibPath;
+  # Its Ruby is the check's, without the ruby-dbus gem: that row is unavailable.
+  DBUS_MATRIX_BUILD_MODE = "nix";
 } // buses.daemonEnv)

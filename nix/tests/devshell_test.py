@@ -49,7 +49,7 @@ NOT_FROM_THE_SHELL = {
     "nix-instantiate": "installed with nix (above)",
 }
 # The environment the tests read, which the shell must set as the check does.
-SHARED_ENV = ["DBUS_MATRIX_DBUS_DAEMON", "DBUS_MATRIX_DBUS_BROKER_LAUNCH", "DBUS_MATRIX_BUSD", "DBUS_MATRIX_DBUS_FAST_PYTHON", "GI_TYPELIB_PATH"]
+SHARED_ENV = ["DBUS_MATRIX_DBUS_DAEMON", "DBUS_MATRIX_DBUS_BROKER_LAUNCH", "DBUS_MATRIX_BUSD", "DBUS_MATRIX_DBUS_FAST_PYTHON", "GI_TYPELIB_PATH", "DBUS_MATRIX_BUILD_MODE"]
 PROGRAM = re.compile(r"[a-z][a-z0-9_.+-]*")
 
 

@@ -405,6 +405,10 @@ step "mutant: the nextest check runs the programs with their shebangs unpatched"
   mutant nix/checks.nix '/patchShebangs --build source\/programs/d'
 step "mutant: the nextest check without the own-lockfile adapters next to the runner" \
   mutant nix/checks.nix 's/      ${placeOwnLockfileAdapters}//'
+step "mutant: the nextest check without the runner's build mode (the ruby-dbus row runs, without its gem)" \
+  mutant nix/checks.nix '/DBUS_MATRIX_BUILD_MODE = "nix";/d'
+step "mutant: the check's simulation (sandbox-nextest.sh) without the check's build mode" \
+  mutant nix/tests/sandbox-nextest.sh '/^  DBUS_MATRIX_BUILD_MODE=nix$/d'
 step "mutant: the wrapper does not pin busd" \
   mutant nix/buses.nix '/DBUS_MATRIX_BUSD = /d'
 step "mutant: every VM test on services.dbus.implementation = \"dbus\"" \
@@ -471,6 +475,8 @@ if [ "$nix_only" -eq 0 ]; then
     test_mutant devshell_test.py nix/devshell.nix '/pkgs.glib.bin # gdbus/d' "gdbus (benches/runner/tests/real_clients.rs) is run by name"
   step "dev-shell mutant: the shell without the check's GI_TYPELIB_PATH" \
     test_mutant devshell_test.py nix/devshell.nix '/GI_TYPELIB_PATH = /d' "the dev shell's GI_TYPELIB_PATH is None"
+  step "dev-shell mutant: the shell without the check's build mode (its Ruby has no ruby-dbus either)" \
+    test_mutant devshell_test.py nix/devshell.nix '/DBUS_MATRIX_BUILD_MODE = /d' "the dev shell's DBUS_MATRIX_BUILD_MODE is None"
   export DBUS_MATRIX_CI_TARGET=$PWD/benches/target
   step "each package's own source has every file rustc read for it, and no other package's (nix/tests/package_sources_test.py, dep-info of the ci build)" \
     python3 nix/tests/package_sources_test.py

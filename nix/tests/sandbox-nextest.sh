@@ -27,13 +27,22 @@
 #            after the check's preCheck (which prints what nix-sandbox leaves out
 #            and copies the own-lockfile adapters' binaries next to the runner)
 #
-# Not reproduced: the Nix store's daemons and tools (Debian's dbus-daemon,
-# dbus-broker, valgrind, chromium and the cargo-installed busd, critcmp stand
-# in for them) and the sandbox's missing util-linux (`unshare` stays on PATH
-# here, but the nix-sandbox profile runs no test that uses it).
+#   ruby     the check's Ruby has no ruby-dbus gem (not in nixpkgs): Debian's
+#            is hidden from Ruby in the mount namespace (without-ruby-dbus.sh;
+#            the script fails if it still loads), and DBUS_MATRIX_BUILD_MODE=nix
+#            as the check sets it, so the runner makes that row's cells
+#            unsupported and the tests expect exactly that
 #
-# Usage: bash nix/tests/sandbox-nextest.sh   (as root, after
+# Not reproduced: the Nix store's daemons and tools (Debian's dbus-daemon,
+# dbus-broker, valgrind, chromium, Ruby and the cargo-installed busd, critcmp
+# stand in for them) and the sandbox's missing util-linux (`unshare` stays on
+# PATH here, but the nix-sandbox profile runs no test that uses it).
+#
+# Usage: bash nix/tests/sandbox-nextest.sh [NEXTEST ARGUMENTS]   (as root, after
 #   `cargo build --profile ci --workspace` and `cargo nextest run --cargo-profile ci` in benches/)
+# Arguments are appended to the check's command, for a part of it while
+# debugging (`-E 'test(/props/)'`: the profile's filter still applies);
+# scripts/test.sh passes none.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 ws=$repo/benches
@@ -122,6 +131,7 @@ check_env=(
   DBUS_MATRIX_DBUS_BROKER_LAUNCH="$(command -v dbus-broker-launch)"
   DBUS_MATRIX_BUSD="$cargo_home/bin/busd"
   DBUS_MATRIX_DBUS_FAST_PYTHON="$build/dbus-fast-venv/bin/python"
+  DBUS_MATRIX_BUILD_MODE=nix
   TERM=dumb
 )
 # preCheck, then crane's checkPhaseCargoCommand with our arguments.
@@ -131,18 +141,20 @@ check_script='
   sed -n "/^\[profile.'"$profile"'\]/,/^\[/p" .config/nextest.toml
   for bin in '"$own_bins"'/*; do [ ! -e "$bin" ] || cp "$bin" "${CARGO_TARGET_DIR:-target}/$CARGO_PROFILE/"; done
   set -x
-  cargo nextest run ${CARGO_PROFILE:+--cargo-profile $CARGO_PROFILE} --locked --workspace --no-fail-fast --profile '"$profile"'
+  cargo nextest run ${CARGO_PROFILE:+--cargo-profile $CARGO_PROFILE} --locked --workspace --no-fail-fast --profile '"$profile"' "$@"
 '
 
 # A new network namespace and a private mount namespace in which root's home
 # (which nobody cannot enter) is an empty tmpfs holding read-only binds of the
 # rustup toolchains and of cargo's bin/ and registry/ (at their own paths, so
 # cargo sees the sources the release build used); cargo's home itself is
-# nobody's (cargo takes its package-cache lock there). Then nobody runs the
-# check in source/.
+# nobody's (cargo takes its package-cache lock there); and Ruby has no
+# ruby-dbus. Then nobody runs the check in source/.
 unshare -m -n --propagation private -- /bin/bash -euo pipefail -c '
-  sim=$1 home=$2 cargo_home=$3 rustup_home=$4 build=$5
-  shift 5
+  sim=$1 home=$2 cargo_home=$3 rustup_home=$4 build=$5 repo=$6
+  shift 6
+  . "$repo/nix/tests/without-ruby-dbus.sh"
+  without_ruby_dbus "$sim/hold"
   mount --bind "$cargo_home" "$sim/hold/cargo"
   mount --bind "$rustup_home" "$sim/hold/rustup"
   mount -t tmpfs -o mode=755 dbus-matrix-sandbox "$home"
@@ -157,6 +169,6 @@ unshare -m -n --propagation private -- /bin/bash -euo pipefail -c '
   chown nobody:nogroup "$cargo_home"
   cd "$build/source"
   exec setpriv --reuid=nobody --regid=nogroup --clear-groups -- /usr/bin/env -i "$@"
-' sandbox-nextest "$sim" "$HOME" "$cargo_home" "$rustup_home" "$build" "${check_env[@]}" /bin/bash -euo pipefail -c "$check_script"
+' sandbox-nextest "$sim" "$HOME" "$cargo_home" "$rustup_home" "$build" "$repo" "${check_env[@]}" /bin/bash -euo pipefail -c "$check_script" check "$@"
 t3=$(date +%s)
 echo "sandbox-nextest: the check's command passed as nobody without network ($((t3 - t2)) s; $((t3 - t0)) s in all)"

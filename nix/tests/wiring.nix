@@ -412,6 +412,17 @@ let
           (hasInfix "deadnix --fail" checks.deadnix.stubArgs.buildCommand)
           (hasInfix "nixpkgs-fmt --check" checks.nixpkgs-fmt.stubArgs.buildCommand)
         ]))
+        # The runner reads matrix.toml's `unavailable_in` for its build mode:
+        # not prebuilt, the check's would be host mode, and the rows the flake
+        # cannot have (ruby-dbus: no gem in the check's Ruby) would run there
+        # and fail. The simulation of the check (nix/tests/sandbox-nextest.sh)
+        # sets it as the check does, and the dev shell has the check's Ruby.
+        (c "the nextest check, its simulation and the dev shell run the runner in build mode nix (DBUS_MATRIX_BUILD_MODE)" (allOf [
+          (any unavailableInNix matrix.adapter)
+          ((checks.cargo-nextest.stubArgs.DBUS_MATRIX_BUILD_MODE or null) == "nix")
+          (hasInfix "\n  DBUS_MATRIX_BUILD_MODE=nix\n" (builtins.readFile (root + "/nix/tests/sandbox-nextest.sh")))
+          ((flake.devShells.${system}.default.stubArgs.DBUS_MATRIX_BUILD_MODE or null) == "nix")
+        ]))
         # Every GLib typelib directory a Python adapter's wrapper prefixes
         # (what `nix run` runs) is on the nextest check's GI_TYPELIB_PATH
         # (where the tests run the same programs from the source).

@@ -66,4 +66,5 @@ mod site;
 mod spread;
 mod subscriptions;
 mod unavailable_in;
+mod version_line;
 mod writers;

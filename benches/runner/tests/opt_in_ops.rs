@@ -51,6 +51,15 @@ fn library_reason(adapter: &str, scenario: &str) -> Option<&'static str> {
 fn every_adapter_with_a_transport_has_code_for_in_flight_and_idle_connections() {
     let listings: Vec<serde_json::Value> = adapters_with_a_transport()
         .iter()
+        .filter(|a| match unavailable_here(&a.id) {
+            // A row this build mode cannot have (ruby-dbus in Nix) cannot
+            // list itself: the runner says why instead.
+            Some(reason) => {
+                assert_listed_unavailable(&a.id, &reason);
+                false
+            }
+            None => true,
+        })
         .map(|a| listing(a.command(), &a.id))
         .collect();
     for l in &listings {

@@ -50,6 +50,12 @@ fn the_adapters_that_implement_property_sets_are_the_listed_ones() {
     }
     for a in adapters {
         let id = a.id.as_str();
+        // A row this build mode cannot have (ruby-dbus in Nix) cannot list
+        // itself: the runner says why instead.
+        if let Some(reason) = unavailable_here(id) {
+            assert_listed_unavailable(id, &reason);
+            continue;
+        }
         let o = a.command().arg("list").output().unwrap();
         assert!(o.status.success(), "{id} list: {}", text(&o));
         let l: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{id} list: {e}"));

@@ -4,7 +4,9 @@
 //! flake's wrapped runner) it is not built, and the runner shows its row with
 //! the reason and makes its cells `unsupported` with it, never failed. These
 //! tests need only the runner: the bin dir is empty, as for an adapter the
-//! flake does not build.
+//! flake does not build. The flake's nextest check runs the adapters from
+//! their sources, not prebuilt, and says the mode itself
+//! ($DBUS_MATRIX_BUILD_MODE=nix): the row is unavailable there too.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -19,9 +21,14 @@ const REASON: &str = "ruby-dbus is not in nixpkgs (no gem of that name in its Ru
 /// A matrix of one program adapter whose sources are absent (as in the Nix
 /// store), with `unavailable` as its `unavailable_in` table.
 fn matrix(tmp: &TempDir, unavailable: &str) -> PathBuf {
+    matrix_at(tmp, "benches/programs/ruby-dbus-0.16", unavailable)
+}
+
+/// The same with the adapter's sources at `path`.
+fn matrix_at(tmp: &TempDir, path: &str, unavailable: &str) -> PathBuf {
     let toml = format!(
         "schema = 1\n[[adapter]]\nid = \"{ID}\"\npackage = \"adapter-ruby-dbus-0-16\"\n\
-         path = \"benches/programs/ruby-dbus-0.16\"\nprogram = \"adapter.rb\"\nlibrary = \"ruby-dbus\"\n\
+         path = \"{path}\"\nprogram = \"adapter.rb\"\nlibrary = \"ruby-dbus\"\nversion_line = \"0.16\"\n\
          unavailable_in = {unavailable}\n\
          [[scenario]]\nid = \"marshal/mixed\"\n[[scenario]]\nid = \"call/void\"\n[[bus]]\nid = \"p2p\"\n\
          [profile.smoke]\nsample_size = 10\nwarm_up = 0.05\nmeasurement = 0.1\nnresamples = 1000\n"
@@ -31,8 +38,14 @@ fn matrix(tmp: &TempDir, unavailable: &str) -> PathBuf {
     path
 }
 
-/// The runner with an empty bin dir, prebuilt or not.
+/// The runner with an empty bin dir, prebuilt or not, with no
+/// $DBUS_MATRIX_BUILD_MODE (the nextest check sets one).
 fn runner(tmp: &TempDir, matrix: &Path, prebuilt: bool, args: &[&str]) -> Output {
+    runner_in_mode(tmp, matrix, prebuilt, None, args)
+}
+
+/// The same with $DBUS_MATRIX_BUILD_MODE set to `mode`.
+fn runner_in_mode(tmp: &TempDir, matrix: &Path, prebuilt: bool, mode: Option<&str>, args: &[&str]) -> Output {
     let bin_dir = tmp.path().join("bin");
     std::fs::create_dir_all(&bin_dir).unwrap();
     let mut c = Command::new(runner_bin());
@@ -43,6 +56,10 @@ fn runner(tmp: &TempDir, matrix: &Path, prebuilt: bool, args: &[&str]) -> Output
     } else {
         c.env_remove("DBUS_MATRIX_PREBUILT");
     }
+    match mode {
+        Some(m) => c.env("DBUS_MATRIX_BUILD_MODE", m),
+        None => c.env_remove("DBUS_MATRIX_BUILD_MODE"),
+    };
     c.output().unwrap()
 }
 
@@ -118,5 +135,59 @@ fn an_unknown_mode_or_an_empty_reason_is_bad_input() {
             "{table}:\n{}",
             text(&o)
         );
+    }
+}
+
+/// The nextest check's case: the sources are there (not prebuilt) and
+/// $DBUS_MATRIX_BUILD_MODE=nix says the mode: the row is unavailable, its
+/// program never run, every cell unsupported with the reason.
+#[test]
+fn build_mode_nix_without_prebuilt_adapters_makes_the_row_unavailable() {
+    let tmp = TempDir::new("unavailable-mode");
+    let sources = workspace().join("programs/ruby-dbus-0.16");
+    let m = matrix_at(&tmp, sources.to_str().unwrap(), &format!("{{ nix = \"{REASON}\" }}"));
+    let o = runner_in_mode(&tmp, &m, false, Some("nix"), &["list"]);
+    assert_eq!(o.status.code(), Some(0), "list:\n{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains(&format!("not available: unavailable in nix: {REASON}")),
+        "{}",
+        text(&o)
+    );
+    let out = tmp.path().join("out");
+    let o = runner_in_mode(
+        &tmp,
+        &m,
+        false,
+        Some("nix"),
+        &["run", "--profile", "smoke", "--quiet", "--out", out.to_str().unwrap()],
+    );
+    assert_eq!(o.status.code(), Some(0), "run:\n{}", text(&o));
+    let r = validate(&results_file(&out));
+    assert_eq!(
+        r.cells.len(),
+        2,
+        "{:?}",
+        r.cells.iter().map(|c| c.key()).collect::<Vec<_>>()
+    );
+    assert_unavailable_cells(&r, ID, &format!("unavailable in nix: {REASON}"));
+    // `host` is host mode even where prebuilt: the row is not hidden (its
+    // program is run, and here there is none in the empty bin dir).
+    let o = runner_in_mode(&tmp, &m, true, Some("host"), &["list"]);
+    assert!(!text(&o).contains(REASON), "{}", text(&o));
+}
+
+#[test]
+fn an_unknown_build_mode_is_bad_input() {
+    let tmp = TempDir::new("unavailable-bad-mode");
+    let m = matrix(&tmp, &format!("{{ nix = \"{REASON}\" }}"));
+    for mode in ["nixos", "Nix", "0"] {
+        let o = runner_in_mode(&tmp, &m, true, Some(mode), &["list"]);
+        assert_eq!(o.status.code(), Some(2), "{mode}:\n{}", text(&o));
+        assert!(
+            text(&o).contains("DBUS_MATRIX_BUILD_MODE") && text(&o).contains(&format!("{mode:?}")),
+            "{mode}:\n{}",
+            text(&o)
+        );
+        assert!(!text(&o).contains("panicked"), "{}", text(&o));
     }
 }

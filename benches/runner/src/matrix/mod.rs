@@ -2,12 +2,14 @@
 //! selections here, a profile's keys in [`profile`], the checks of the
 //! whole file in `check`.
 
+mod build_mode;
 mod check;
 pub mod patched;
 pub mod pinned;
 mod profile;
 pub mod roles;
 
+pub use build_mode::{build_mode, BUILD_MODES};
 pub use profile::Profile;
 
 use std::collections::BTreeMap;
@@ -100,19 +102,17 @@ impl AdapterEntry {
     }
 
     /// Why this runner cannot run the adapter, as its cells' reason: its
-    /// `unavailable_in` entry for the mode the adapters came in. Prebuilt
-    /// ([`PREBUILT_ENV`]) is the Nix flake's runner, mode `nix`, which does
-    /// not build such an adapter; host mode builds everything.
+    /// `unavailable_in` entry for the build mode ([`build_mode()`]: `nix`
+    /// where prebuilt, [`PREBUILT_ENV`], or where [`build_mode::BUILD_MODE_ENV`] says so),
+    /// which does not have such an adapter; host mode builds everything.
+    /// [`Matrix::load`] refuses an unknown mode first.
     pub fn unavailable_here(&self) -> Option<String> {
-        let mode = if prebuilt() { "nix" } else { return None };
+        let mode = build_mode().ok().flatten()?;
         self.unavailable_in
             .get(mode)
             .map(|reason| format!("unavailable in {mode}: {reason}"))
     }
 }
-
-/// The build modes `unavailable_in` may name.
-const BUILD_MODES: [&str; 1] = ["nix"];
 
 /// A library without an adapter, and why (not published, does not build
 /// with the pinned toolchain, ...).
@@ -178,6 +178,7 @@ pub fn prebuilt() -> bool {
 
 impl Matrix {
     pub fn load(path: &Path) -> Result<Matrix> {
+        build_mode()?;
         let text =
             std::fs::read_to_string(path).with_context(|| format!("cannot read the matrix file {}", path.display()))?;
         let m = Self::parse(&text, path)?;

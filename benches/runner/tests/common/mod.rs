@@ -12,8 +12,10 @@ use harness::results::{CellStatus, ResultsFile};
 
 mod cells;
 mod repo_adapters;
+mod unavailable;
 pub use cells::*;
 pub use repo_adapters::*;
+pub use unavailable::*;
 
 /// A path nextest sets at run time (the workspace where the tests run now,
 /// e.g. the Nix check's /build/source), else the one of compile time: the

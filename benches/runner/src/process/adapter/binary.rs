@@ -167,10 +167,15 @@ pub fn check_identity(entry: &AdapterEntry, binary: &Path, d: &Described) -> Res
             entry.library
         );
     }
-    // Prebuilt (Nix), the library is nixpkgs' at the flake's pin and recorded as it is.
+    // The line is host mode's (Debian's package). In build mode nix (prebuilt,
+    // or the flake's nextest check and dev shell, which run the programs from
+    // their sources with nixpkgs' interpreters) the library is nixpkgs' at the
+    // flake's pin (jeepney 0.9 for the row jeepney-0.8) and recorded as it is;
+    // a row unavailable there never runs (its version is `unknown`).
     // A patched source may be on another line (a branch's next version): its id says +patch.
+    let host_mode = crate::matrix::build_mode().ok().flatten().is_none();
     let line = entry.version_line.as_deref().filter(|_| entry.patched.is_none());
-    if let Some(line) = line.filter(|_| !crate::matrix::prebuilt()) {
+    if let Some(line) = line.filter(|_| host_mode) {
         if !on_line(&d.listing.version, line) {
             bail!(
                 "adapter {} runs {} {}, outside its line {line} (matrix.toml version_line): \
