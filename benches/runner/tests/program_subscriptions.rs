@@ -274,7 +274,7 @@ fn the_programs_run_every_subscription_family_on_a_bus() {
         if let Some(why) = unavailable_here(a) {
             for s in SCENARIOS {
                 for bus in ["dbus-daemon", "p2p"] {
-                    assert_eq!(cell_status(&r, a, s, bus), CellStatus::Unsupported, "{a} {s} {bus}");
+                    assert_eq!(status_on(&r, a, s, bus), CellStatus::Unsupported, "{a} {s} {bus}");
                     assert_eq!(reason_of(&r, a, s, bus), why, "{a} {s} {bus}");
                 }
             }
