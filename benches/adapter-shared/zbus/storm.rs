@@ -19,6 +19,11 @@
 //! including crate's `crate::compat::block_on` (zbus 4 and 5: `zbus::block_on`, their
 //! connections running on zbus's executor threads; zbus 6: `crate::runtime`).
 //!
+//! A notification of the stream says the cache changed since the stream last yielded; the
+//! value is read from the cache when the program asks (`get`), so a notification may find
+//! the value the one before already read (see [`StormClient::run`]): such a repeat is not
+//! counted as an announcement (the check wants the announced values strictly rising).
+//!
 //! Whether a new `PropertyStream` yields the cached value first differs by major: zbus 5
 //! and 6 queue one notification when the stream is made (`receive_property_changed`
 //! notifies its listener when the cache holds a value), zbus 4.4 does not, so waiting
@@ -260,7 +265,12 @@ impl StormClient {
         let announced = async {
             while let Some(change) = changes.next().await {
                 let value = change.get().await?;
-                updates.push(value);
+                // The stream listens again when it yields, before `get` reads the cache: an
+                // update between the two is read with this notification and notifies the
+                // next one, which reads the same value again. One change, told once.
+                if updates.last() != Some(&value) {
+                    updates.push(value);
+                }
                 if value == last {
                     break;
                 }
