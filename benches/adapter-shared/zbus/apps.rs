@@ -15,6 +15,7 @@ use harness::ipc::{self as h, raw_server, Transport};
 use serde_bytes::{ByteBuf, Bytes};
 use zbus::interface;
 
+use crate::builders::serving;
 use crate::ipc::for_apps::{block_on, connection, proxy};
 
 type Op = Box<dyn FnMut() -> Result<u64>>;
@@ -65,19 +66,25 @@ fn proxy_create(t: &Transport, server: ProxyServer) -> Result<Op> {
 /// connection, which owns [`app::sink_name`], called through a `zbus::Proxy` on a
 /// second one (addressed to that name); one op is the call and its empty reply.
 fn in_only_bytes(t: &Transport, n: usize) -> Result<Op> {
-    let Transport::Bus { service_name, .. } = t else {
+    let Transport::Bus {
+        address, service_name, ..
+    } = t
+    else {
         bail!("call/in-only-bytes goes through a bus");
     };
-    let server = connection(t).context("connecting the serving connection")?;
-    let client = connection(t).context("connecting the calling connection")?;
     let name = app::sink_name(service_name);
     let tally = SharedTally::default();
-    let proxy = block_on(async {
-        server.object_server().at(app::SINK_PATH, Sink(tally.clone())).await?;
-        server.request_name(name.as_str()).await?;
-        zbus::Proxy::new(&client, name, app::SINK_PATH, app::SINK_INTERFACE).await
-    })
-    .context("serving the sink and building its proxy")?;
+    // Served by the builder, not `object_server().at` after it: crate::builders::serving says why.
+    let server = block_on(serving(
+        address,
+        app::SINK_PATH,
+        Sink(tally.clone()),
+        Some(name.as_str()),
+    ))
+    .context("connecting the serving connection")?;
+    let client = connection(t).context("connecting the calling connection")?;
+    let proxy = block_on(zbus::Proxy::new(&client, name, app::SINK_PATH, app::SINK_INTERFACE))
+        .context("building the sink's proxy")?;
     let payload = h::echo_payload(n);
     Ok(Box::new(move || {
         let _serving = &server;

@@ -49,6 +49,7 @@ use harness::ipc::Transport;
 use zbus::proxy::CacheProperties;
 use zbus::{fdo, interface, Connection, MessageStream};
 
+use crate::builders::{serving, IntoResult};
 use crate::compat::{block_on, SignalEmitter};
 
 /// The storm's object: `Level`, read from the value the emitter last set.
@@ -82,29 +83,6 @@ mod caching_proxy {
 }
 
 use caching_proxy::StormProxy;
-
-/// `Result<Self>` (zbus 4 and 5) or `Self` (zbus 6) from the builders' setters, as one type.
-trait IntoResult<T> {
-    fn into_result(self) -> zbus::Result<T>;
-}
-
-impl<T> IntoResult<T> for zbus::Result<T> {
-    fn into_result(self) -> zbus::Result<T> {
-        self
-    }
-}
-
-impl<'a> IntoResult<zbus::connection::Builder<'a>> for zbus::connection::Builder<'a> {
-    fn into_result(self) -> zbus::Result<Self> {
-        Ok(self)
-    }
-}
-
-impl<'a, P> IntoResult<zbus::proxy::Builder<'a, P>> for zbus::proxy::Builder<'a, P> {
-    fn into_result(self) -> zbus::Result<Self> {
-        Ok(self)
-    }
-}
 
 /// A queue length as `MessageStream::for_match_rule` takes it (`usize` in zbus 4 and 5, `NonZeroUsize` in 6).
 trait QueueLength {
@@ -199,14 +177,25 @@ struct StormClient {
     _connections: (Connection, Connection),
 }
 
-async fn setup(address: &str, n: usize) -> Result<StormClient> {
-    let tx = connect(address).await.context("connecting the emitter")?;
+/// The set-up's step now, so that a set-up past [`SETUP`] says where it waited.
+type Step = std::sync::Mutex<&'static str>;
+
+fn reached(step: &Step, what: &'static str) {
+    *step.lock().unwrap_or_else(|e| e.into_inner()) = what;
+}
+
+async fn setup(address: &str, n: usize, step: &Step) -> Result<StormClient> {
+    reached(step, "connecting the emitter and serving the storm object");
     let level = Arc::new(AtomicI32::new(st::INITIAL_LEVEL));
-    tx.object_server()
-        .at(st::STORM_PATH, StormObject { level: level.clone() })
-        .await?;
+    // Served by the builder: a GetAll read before a later `object_server().at` had
+    // started reading method calls went unanswered (crate::builders::serving says why).
+    let tx = serving(address, st::STORM_PATH, StormObject { level: level.clone() }, None)
+        .await
+        .context("connecting the emitter")?;
     let owner = tx.unique_name().context("the emitter has no unique name")?.to_string();
+    reached(step, "connecting the subscriber");
     let rx = connect(address).await.context("connecting the subscriber")?;
+    reached(step, "building the caching proxy (its match rule and GetAll)");
     // CacheProperties::Yes: `build` subscribes to PropertiesChanged and waits for GetAll.
     let proxy = StormProxy::builder(&rx)
         .destination(owner)
@@ -219,17 +208,22 @@ async fn setup(address: &str, n: usize) -> Result<StormClient> {
         proxy.cached_level()? == Some(st::INITIAL_LEVEL),
         "the proxy's cache does not hold the initial value after GetAll"
     );
+    reached(step, "making the stream of Level's changes");
     let mut changes = Box::pin(proxy.receive_level_changed().await);
     take_queued(&mut changes); // zbus 5 and 6 yield the cached value first, zbus 4 does not
     let rule = st::changed_rule();
     let rule = zbus::MatchRule::try_from(rule.as_str())?.into_owned();
+    reached(step, "adding the counter's match rule");
     let counter = MessageStream::for_match_rule(rule, &rx, QueueLength::of(n + 64)).await?;
+    reached(step, "making the bus proxies");
+    let bus_tx = fdo::DBusProxy::new(&tx).await?;
+    let bus_rx = fdo::DBusProxy::new(&rx).await?;
     Ok(StormClient {
         level: level.clone(),
         announcer: StormObject { level },
         emitter: SignalEmitter::new(&tx, st::STORM_PATH)?.into_owned(),
-        bus_tx: fdo::DBusProxy::new(&tx).await?,
-        bus_rx: fdo::DBusProxy::new(&rx).await?,
+        bus_tx,
+        bus_rx,
         proxy,
         changes,
         counter,
@@ -310,13 +304,14 @@ pub fn client(t: &Transport, n: usize) -> Result<Box<dyn FnMut() -> Result<u64>>
     let Transport::Bus { address, .. } = t else {
         anyhow::bail!("property/changed-storm needs a bus");
     };
+    let step = Step::new("starting");
     let mut storm = block_on(async {
-        match select(pin!(setup(address, n)), pin!(Deadline::after(SETUP))).await {
+        match select(pin!(setup(address, n, &step)), pin!(Deadline::after(SETUP))).await {
             Either::Left((storm, _)) => storm,
             Either::Right(_) => Err(anyhow::anyhow!(
-                "the storm's set-up (connections, the caching proxy's GetAll and subscriptions, the stream of \
-                 Level's changes) did not finish within {} s",
-                SETUP.as_secs()
+                "the storm's set-up did not finish within {} s; it was {}",
+                SETUP.as_secs(),
+                step.lock().unwrap_or_else(|e| e.into_inner())
             )),
         }
     })?;

@@ -6,6 +6,8 @@
 
 #[path = "../../../adapter-shared/zbus/apps.rs"]
 mod apps;
+#[path = "../../../adapter-shared/zbus/builders.rs"]
+mod builders;
 #[path = "../../../adapter-shared/zbus/codec.rs"]
 mod codec;
 mod compat;

@@ -7,6 +7,8 @@
 
 #[path = "../../../adapter-shared/zbus/apps.rs"]
 mod apps;
+#[path = "../../../adapter-shared/zbus/builders.rs"]
+mod builders;
 #[path = "../../../adapter-shared/zbus/codec.rs"]
 mod codec;
 #[path = "../../../adapter-shared/zbus/compat_6.rs"]
