@@ -161,3 +161,37 @@ fn zbus_caching_proxies_end_the_storm_with_their_counts_on_every_bus() {
         assert!(why.contains("peer to peer"), "{a} p2p: {why}");
     }
 }
+
+/// GDBus's `DBusProxy` (default flags) is gio's caching proxy: every PropertiesChanged
+/// reaches the cache and is announced as `g-properties-changed`, none coalesced, and the
+/// cache ends with the last value (on the buses the Nix sandbox can start too).
+#[test]
+fn gio_caching_proxy_announces_every_update_and_holds_the_last() {
+    const BUSES: [&str; 2] = ["dbus-daemon", "busd"];
+    let out = TempDir::new("property-storm-gio");
+    let o = smoke_run_of_repo(
+        out.path(),
+        &[
+            "--adapters",
+            "gio-0.22",
+            "--scenarios",
+            STORM,
+            "--buses",
+            &BUSES.join(","),
+        ],
+    )
+    .output()
+    .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let r = validate(&results_file(out.path()));
+    for bus in BUSES {
+        let c = cell(&r, "gio-0.22", STORM, bus);
+        assert_eq!(c.status(), CellStatus::Ok, "gio on {bus}: {:?}", c.outcome);
+        let notes = notes_of(&r, "gio-0.22", STORM, bus);
+        assert!(
+            notes.contains("received 100, lost 0, extra 0; GDBus's property cache")
+                && notes.contains("announced 100 updates; holds 100 (the last value); 0 updates coalesced"),
+            "gio on {bus}: {notes}"
+        );
+    }
+}

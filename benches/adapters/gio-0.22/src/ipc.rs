@@ -30,6 +30,7 @@ mod in_flight;
 mod props;
 mod server;
 mod signals;
+mod storm;
 
 pub struct GioIpc;
 
@@ -188,6 +189,7 @@ impl h::Ipc for GioIpc {
             || matches!(op, IpcOp::InFlight(_) | IpcOp::IdleConnections(_) | IpcOp::FdPassing(_))
             || matches!(op, IpcOp::PropertyGetAll(_) | IpcOp::ManagedObjects(_))
             || matches!(op, IpcOp::App(harness::ipc::AppOp::ProxyCreate(_)))
+            || matches!(op, IpcOp::Subscription(h::SubscriptionOp::PropertyStorm(_)))
     }
 
     /// `DBusConnection::for_address_sync` (SASL, Hello), closed when dropped.
@@ -269,6 +271,8 @@ impl h::Ipc for GioIpc {
                 bail!("{op:?} is not a client operation")
             }
             // Opt-in and not implemented here: `implements` says no, the harness answers for it.
+            // Issue 31's subscription families: the PropertiesChanged storm only (`storm.rs`).
+            IpcOp::Subscription(h::SubscriptionOp::PropertyStorm(n)) => storm::client(&t, n)?,
             IpcOp::Subscription(_) => bail!("{}", h::not_implemented(op)),
         })
     }

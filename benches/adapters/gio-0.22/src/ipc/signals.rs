@@ -51,7 +51,7 @@ fn subscribe_ping(conn: &DBusConnection, inbox: Inbox) -> SignalSubscription {
 
 /// GDBus sends AddMatch without waiting for its reply: a call to the bus
 /// afterwards returns only once the bus has handled everything sent before.
-fn sync_with_bus(conn: &DBusConnection) -> Result<()> {
+pub(super) fn sync_with_bus(conn: &DBusConnection) -> Result<()> {
     call_bus(conn, "GetId", None, "(s)").context("waiting for the match rules")?;
     Ok(())
 }
