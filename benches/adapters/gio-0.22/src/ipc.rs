@@ -27,6 +27,7 @@ use crate::variant;
 mod apps;
 mod fds;
 mod in_flight;
+mod own_context;
 mod props;
 mod server;
 mod signals;
@@ -188,7 +189,7 @@ impl h::Ipc for GioIpc {
         !op.opt_in()
             || matches!(op, IpcOp::InFlight(_) | IpcOp::IdleConnections(_) | IpcOp::FdPassing(_))
             || matches!(op, IpcOp::PropertyGetAll(_) | IpcOp::ManagedObjects(_))
-            || matches!(op, IpcOp::App(harness::ipc::AppOp::ProxyCreate(_)))
+            || matches!(op, IpcOp::App(_))
             || matches!(op, IpcOp::Subscription(h::SubscriptionOp::PropertyStorm(_)))
     }
 
@@ -200,7 +201,7 @@ impl h::Ipc for GioIpc {
     fn client<'a>(&'a mut self, transport: &Transport, op: IpcOp) -> Result<Op<'a>> {
         let t = transport.clone();
         Ok(match op {
-            // Issue 31's application families: proxy/create-call only (`apps.rs`).
+            // Issue 31's application families (`apps.rs`).
             IpcOp::App(a) => apps::client(&t, a)?,
             IpcOp::PropertyGetAll(n) => {
                 let conn = connect(&t)?;

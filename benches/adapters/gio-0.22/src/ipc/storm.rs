@@ -8,7 +8,7 @@
 //!
 //! The emitter serves the storm object (`Level`, read from the value it last set)
 //! with `register_object` on a connection of its own, whose callbacks run on a thread
-//! with its own main context ([`Emitter`]): the proxy's `GetAll` is answered there
+//! with its own main context ([`Served`]): the proxy's `GetAll` is answered there
 //! while the calling thread blocks in `DBusProxy::new_sync`, as a service in another
 //! process would answer it. The updates are sent from the calling thread
 //! (`emit_signal` is thread-safe).
@@ -19,18 +19,18 @@
 //! both are dispatched, until both saw the last value (or `storm::SETTLE` passed).
 
 use std::sync::atomic::{AtomicI32, Ordering};
-use std::sync::{mpsc, Arc, Mutex};
-use std::thread::JoinHandle;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use anyhow::{anyhow, Context, Result};
+use anyhow::{Context, Result};
 use gio::prelude::*;
-use gio::{DBusConnection, DBusNodeInfo, DBusProxy, DBusProxyFlags, DBusSignalFlags};
+use gio::{DBusNodeInfo, DBusProxy, DBusProxyFlags, DBusSignalFlags};
 use glib::variant::ToVariant;
-use glib::{MainContext, MainLoop, Variant, VariantDict};
+use glib::{MainContext, Variant, VariantDict};
 use harness::ipc::storm as st;
 use harness::ipc::Transport;
 
+use super::own_context::Served;
 use super::{connect, signals::sync_with_bus, NO_CANCEL};
 
 /// The values of `Level` in order: announced by the proxy, or counted off the connection.
@@ -52,62 +52,20 @@ fn level_in(changed: &Variant) -> Option<i32> {
         .get::<i32>()
 }
 
-/// The emitting connection, its object served on a thread of its own.
-struct Emitter {
-    conn: DBusConnection,
-    main_loop: MainLoop,
-    thread: Option<JoinHandle<()>>,
-}
-
-impl Emitter {
-    fn start(t: &Transport, level: Arc<AtomicI32>) -> Result<Emitter> {
-        let (ready, started) = mpsc::channel::<Result<(DBusConnection, MainLoop)>>();
-        let t = t.clone();
-        let thread = std::thread::spawn(move || {
-            let context = MainContext::new();
-            let served = context.with_thread_default(|| -> Result<MainLoop> {
-                let conn = connect(&t).context("connecting the emitter")?;
-                let node = DBusNodeInfo::for_xml(&storm_xml()).context("parsing the storm's XML")?;
-                let iface = node
-                    .lookup_interface(st::STORM_INTERFACE)
-                    .context("the storm interface is not in its XML")?;
-                conn.register_object(st::STORM_PATH, &iface)
-                    .property(move |_conn, _sender, _path, _iface, _property| level.load(Ordering::SeqCst).to_variant())
-                    .build()
-                    .context("registering the storm object")?;
-                let main_loop = MainLoop::new(Some(&context), false);
-                // The connection travels to the caller; its object stays registered on this context.
-                let _ = ready.send(Ok((conn, main_loop.clone())));
-                Ok(main_loop)
-            });
-            match served {
-                Ok(Ok(main_loop)) => main_loop.run(),
-                Ok(Err(e)) => {
-                    let _ = ready.send(Err(e));
-                }
-                Err(e) => {
-                    let _ = ready.send(Err(anyhow!("the emitter's main context: {e}")));
-                }
-            }
-        });
-        let (conn, main_loop) = started
-            .recv()
-            .map_err(|_| anyhow!("the emitter's thread ended before it was ready"))??;
-        Ok(Emitter {
-            conn,
-            main_loop,
-            thread: Some(thread),
-        })
-    }
-}
-
-impl Drop for Emitter {
-    fn drop(&mut self) {
-        self.main_loop.quit();
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
-    }
+/// The emitting connection, serving the storm object (`Level`) on a thread of its own.
+fn start_emitter(t: &Transport, level: Arc<AtomicI32>) -> Result<Served> {
+    Served::start(t, move |conn| {
+        let node = DBusNodeInfo::for_xml(&storm_xml()).context("parsing the storm's XML")?;
+        let iface = node
+            .lookup_interface(st::STORM_INTERFACE)
+            .context("the storm interface is not in its XML")?;
+        conn.register_object(st::STORM_PATH, &iface)
+            .property(move |_conn, _sender, _path, _iface, _property| level.load(Ordering::SeqCst).to_variant())
+            .build()
+            .context("registering the storm object")?;
+        Ok(())
+    })
+    .context("connecting the emitter")
 }
 
 /// The `i`-th update as the emitter sends it: `(s a{sv} as)`.
@@ -127,7 +85,7 @@ pub fn client(t: &Transport, n: usize) -> Result<Box<dyn FnMut() -> Result<u64>>
         anyhow::bail!("property/changed-storm needs a bus");
     }
     let level = Arc::new(AtomicI32::new(st::INITIAL_LEVEL));
-    let emitter = Emitter::start(t, level.clone())?;
+    let emitter = start_emitter(t, level.clone())?;
     let owner = emitter
         .conn
         .unique_name()
