@@ -32,6 +32,7 @@ mod props;
 mod server;
 mod signals;
 mod storm;
+mod subscriptions;
 
 pub struct GioIpc;
 
@@ -190,7 +191,7 @@ impl h::Ipc for GioIpc {
             || matches!(op, IpcOp::InFlight(_) | IpcOp::IdleConnections(_) | IpcOp::FdPassing(_))
             || matches!(op, IpcOp::PropertyGetAll(_) | IpcOp::ManagedObjects(_))
             || matches!(op, IpcOp::App(_))
-            || matches!(op, IpcOp::Subscription(h::SubscriptionOp::PropertyStorm(_)))
+            || matches!(op, IpcOp::Subscription(_))
     }
 
     /// `DBusConnection::for_address_sync` (SASL, Hello), closed when dropped.
@@ -272,9 +273,8 @@ impl h::Ipc for GioIpc {
                 bail!("{op:?} is not a client operation")
             }
             // Opt-in and not implemented here: `implements` says no, the harness answers for it.
-            // Issue 31's subscription families: the PropertiesChanged storm only (`storm.rs`).
-            IpcOp::Subscription(h::SubscriptionOp::PropertyStorm(n)) => storm::client(&t, n)?,
-            IpcOp::Subscription(_) => bail!("{}", h::not_implemented(op)),
+            // Issue 31's subscription families (`subscriptions.rs`, the storm `storm.rs`).
+            IpcOp::Subscription(s) => subscriptions::client(&t, s)?,
         })
     }
 

@@ -17,27 +17,38 @@ use super::{call_bus, connect};
 use crate::variant;
 
 pub fn emit_ping(conn: &DBusConnection) -> Result<()> {
+    emit_ping_text(conn, h::SIGNAL_TEXT)
+}
+
+/// A `Ping` carrying `text`.
+pub(super) fn emit_ping_text(conn: &DBusConnection, text: &str) -> Result<()> {
     conn.emit_signal(
         None,
         h::OBJECT_PATH,
         h::INTERFACE,
         h::SIGNAL,
-        Some(&(h::SIGNAL_TEXT,).to_variant()),
+        Some(&(text,).to_variant()),
     )
     .context("emitting Ping")
 }
 
 /// The texts of the Pings received and not yet taken.
-type Inbox = Rc<RefCell<VecDeque<String>>>;
+pub(super) type Inbox = Rc<RefCell<VecDeque<String>>>;
 
 /// Subscribes to `Ping` (the rule is `harness::ipc::ping_rule`).
 fn subscribe_ping(conn: &DBusConnection, inbox: Inbox) -> SignalSubscription {
+    subscribe_ping_with(conn, None, inbox)
+}
+
+/// Subscribes to `Ping`, only those whose first argument is `arg0` when given (GDBus
+/// puts it in the bus's rule: `harness::ipc::ping_rule` with `arg0='…'`).
+pub(super) fn subscribe_ping_with(conn: &DBusConnection, arg0: Option<&str>, inbox: Inbox) -> SignalSubscription {
     conn.subscribe_to_signal(
         None,
         Some(h::INTERFACE),
         Some(h::SIGNAL),
         Some(h::OBJECT_PATH),
-        None,
+        arg0,
         DBusSignalFlags::NONE,
         move |signal| {
             // A Ping of another type is recorded as empty: its digest then fails.
