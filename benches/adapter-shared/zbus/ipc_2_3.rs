@@ -295,7 +295,12 @@ impl h::Ipc for ZbusIpc {
             || matches!(op, IpcOp::InFlight(_) | IpcOp::IdleConnections(_) | IpcOp::FdPassing(_))
             || matches!(
                 op,
-                IpcOp::Subscription(SubscriptionOp::MatchChurn | SubscriptionOp::Burst(_))
+                IpcOp::Subscription(
+                    SubscriptionOp::MatchChurn
+                        | SubscriptionOp::Burst(_)
+                        | SubscriptionOp::Delivered(_)
+                        | SubscriptionOp::NameOwnerChurn(_)
+                )
             )
     }
 
@@ -391,10 +396,60 @@ impl h::Ipc for ZbusIpc {
                     Ok(h::in_flight_digest(replies))
                 })
             }
-            IpcOp::Subscription(
-                SubscriptionOp::Delivered(_) | SubscriptionOp::NameOwnerChurn(_) | SubscriptionOp::PropertyStorm(_),
-            ) => {
-                bail!("{}", h::not_implemented(op))
+            IpcOp::Subscription(SubscriptionOp::PropertyStorm(_)) => bail!("{}", h::not_implemented(op)),
+            IpcOp::Subscription(SubscriptionOp::Delivered(scope)) => {
+                // The scope's rule on the bus; the messages read up to the matching Ping.
+                let tx = connect(&t)?;
+                let rx = connect(&t)?;
+                const PING: (&str, &str) = (h::INTERFACE, h::SIGNAL);
+                let mut messages = bus_rules::signal_messages(&rx, &sub::delivered_rule(scope), PING)?;
+                let texts = sub::delivered_texts();
+                Box::new(move || {
+                    let _keep = &rx;
+                    for text in &texts {
+                        emit_ping_text(&tx, text)?;
+                    }
+                    let mut received = Vec::new();
+                    loop {
+                        let msg = bus_rules::next_signal(&mut messages, PING).context("the signal stream ended")??;
+                        let text: String = msg.body()?;
+                        let end = text == h::SIGNAL_TEXT;
+                        received.push(text);
+                        if end {
+                            break;
+                        }
+                    }
+                    sub::delivered_digest(&received, scope)
+                })
+            }
+            IpcOp::Subscription(SubscriptionOp::NameOwnerChurn(scope)) => {
+                // A name requested and released, then the sentinel, into the scope's
+                // NameOwnerChanged rule; read up to the sentinel's release.
+                let names = sub::churn_names();
+                let tx = connect(&t)?;
+                let rx = connect(&t)?;
+                const CHANGED: (&str, &str) = ("org.freedesktop.DBus", "NameOwnerChanged");
+                let rule = sub::name_owner_rule(scope, &names.1);
+                let mut messages = bus_rules::signal_messages(&rx, &rule, CHANGED)?;
+                Box::new(move || {
+                    let _keep = &rx;
+                    for name in std::iter::repeat_n(&names.0, sub::NAME_CHURNS).chain([&names.1]) {
+                        bus_rules::request_name(&tx, name).context("RequestName")?;
+                        bus_rules::release_name(&tx, name).context("ReleaseName")?;
+                    }
+                    let mut received = Vec::new();
+                    loop {
+                        let msg =
+                            bus_rules::next_signal(&mut messages, CHANGED).context("the signal stream ended")??;
+                        let (name, _old, new): (String, String, String) = msg.body()?;
+                        let end = name == names.1 && new.is_empty();
+                        received.push((name, new));
+                        if end {
+                            break;
+                        }
+                    }
+                    sub::name_churn_digest(&received, scope, &names)
+                })
             }
             IpcOp::Subscription(SubscriptionOp::Burst(n)) => {
                 // The consumer's iterator is not read while the burst is emitted.

@@ -33,14 +33,28 @@ pub fn ping_messages(conn: &blocking::Connection) -> Result<MessageIterator> {
     Ok(messages)
 }
 
-fn is_ping(msg: &Message) -> bool {
+fn is_signal(msg: &Message, (interface, member): (&str, &str)) -> bool {
     msg.message_type() == MessageType::Signal
-        && msg.interface().is_some_and(|i| i == h::INTERFACE)
-        && msg.member().is_some_and(|m| m == h::SIGNAL)
+        && msg.interface().is_some_and(|i| i == interface)
+        && msg.member().is_some_and(|m| m == member)
 }
 
 pub fn next_ping(messages: &mut MessageIterator) -> Option<zbus::Result<PingMessage>> {
-    messages.find(|msg| msg.as_ref().map_or(true, |m| is_ping(m)))
+    next_signal(messages, (h::INTERFACE, h::SIGNAL))
+}
+
+/// The messages of `conn` once `rule` is on the bus (`signal/delivered`,
+/// `signal/name-owner-churn`); [`next_signal`] keeps the `signal` (interface, member)
+/// ones. zbus 2 matches no arguments itself: an `arg0` rule is filtered by the bus only.
+pub fn signal_messages(conn: &blocking::Connection, rule: &str, _signal: (&str, &str)) -> Result<MessageIterator> {
+    let messages = MessageIterator::from(conn);
+    fdo::DBusProxy::new(conn)?.add_match(rule)?;
+    Ok(messages)
+}
+
+/// The next `signal` (interface, member) among [`signal_messages`].
+pub fn next_signal(messages: &mut MessageIterator, signal: (&str, &str)) -> Option<zbus::Result<PingMessage>> {
+    messages.find(|msg| msg.as_ref().map_or(true, |m| is_signal(m, signal)))
 }
 
 /// One more match rule on the bus.
@@ -63,6 +77,12 @@ pub fn request_name(conn: &blocking::Connection, name: &str) -> Result<()> {
     if reply == RequestNameReply::Exists {
         bail!("{name} is owned by another connection");
     }
+    Ok(())
+}
+
+/// ReleaseName of a name [`request_name`] got.
+pub fn release_name(conn: &blocking::Connection, name: &str) -> Result<()> {
+    fdo::DBusProxy::new(conn)?.release_name(WellKnownName::try_from(name)?)?;
     Ok(())
 }
 

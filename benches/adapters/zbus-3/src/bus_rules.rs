@@ -24,6 +24,21 @@ pub fn next_ping(messages: &mut MessageIterator) -> Option<zbus::Result<PingMess
     messages.next()
 }
 
+/// The signals of `rule` on `conn` (`signal/delivered`, `signal/name-owner-churn`): AddMatch
+/// on the bus, and zbus filters locally by the same rule, its `arg0` included.
+pub fn signal_messages(conn: &blocking::Connection, rule: &str, _signal: (&str, &str)) -> Result<MessageIterator> {
+    Ok(MessageIterator::for_match_rule(
+        MatchRule::try_from(rule)?.into_owned(),
+        conn,
+        None,
+    )?)
+}
+
+/// The next message of [`signal_messages`] (the rule already filtered it).
+pub fn next_signal(messages: &mut MessageIterator, _signal: (&str, &str)) -> Option<zbus::Result<PingMessage>> {
+    messages.next()
+}
+
 /// One more match rule on the bus.
 pub fn add_rule(dbus: &fdo::DBusProxy<'_>, rule: &str) -> Result<()> {
     dbus.add_match_rule(MatchRule::try_from(rule)?)?;
@@ -39,6 +54,12 @@ pub fn remove_rule(dbus: &fdo::DBusProxy<'_>, rule: &str) -> Result<()> {
 /// DO_NOT_QUEUE alone: fails (zbus::Error::NameTaken) when the name is owned.
 pub fn request_name(conn: &blocking::Connection, name: &str) -> zbus::Result<()> {
     conn.request_name_with_flags(name, zbus::fdo::RequestNameFlags::DoNotQueue.into())?;
+    Ok(())
+}
+
+/// ReleaseName of a name [`request_name`] got.
+pub fn release_name(conn: &blocking::Connection, name: &str) -> Result<()> {
+    conn.release_name(name)?;
     Ok(())
 }
 
