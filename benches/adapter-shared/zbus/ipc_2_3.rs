@@ -20,6 +20,9 @@ use zbus::zvariant::{OwnedObjectPath, Type};
 use zbus::{dbus_interface, dbus_proxy, Guid, SignalContext};
 
 use crate::bus_rules::{self, PingMessage};
+
+#[path = "apps_2_3.rs"]
+mod apps;
 use crate::UnitsRef;
 
 pub struct ZbusIpc;
@@ -293,6 +296,7 @@ impl h::Ipc for ZbusIpc {
     fn implements(&self, op: IpcOp) -> bool {
         !op.opt_in()
             || matches!(op, IpcOp::InFlight(_) | IpcOp::IdleConnections(_) | IpcOp::FdPassing(_))
+            || matches!(op, IpcOp::App(_))
             || matches!(
                 op,
                 IpcOp::Subscription(
@@ -313,8 +317,8 @@ impl h::Ipc for ZbusIpc {
     fn client<'a>(&'a mut self, transport: &Transport, op: IpcOp) -> Result<Op<'a>> {
         let t = transport.clone();
         Ok(match op {
-            // Issue 31's application families: opt-in, not written here yet (`implements` says no).
-            IpcOp::App(_) => bail!(harness::ipc::not_implemented(op)),
+            // Issue 31's application families (`apps_2_3.rs`).
+            IpcOp::App(a) => apps::client(&t, a)?,
             IpcOp::PropertyGetAll(_) | IpcOp::ManagedObjects(_) => bail!(harness::ipc::not_implemented(op)),
             IpcOp::FdPassing(n) => {
                 let conn = connect(&t)?;

@@ -58,10 +58,19 @@ fn every_family_fails_when_the_client_does_less_or_the_server_gets_it_wrong() {
 
 /// Who has code for both families (the rest of the adapters with a transport say
 /// "this adapter does not implement <family> yet", or their library's reason).
-/// zbus-4 and zbus-6-tokio compile the same `adapter-shared/zbus/apps.rs` as zbus-5 and zbus-6.
-const IMPLEMENTED: [&str; 6] = ["zbus-6", "zbus-5", "dbus-0.9", "rustbus-0.19", "systemd-0.11", GIO];
+/// zbus-4 and zbus-6-tokio compile the same `adapter-shared/zbus/apps.rs` as zbus-5 and zbus-6,
+/// zbus-2 the same `apps_2_3.rs` as zbus-3.
+const IMPLEMENTED: [&str; 7] = [
+    "zbus-6",
+    "zbus-5",
+    "zbus-3",
+    "dbus-0.9",
+    "rustbus-0.19",
+    "systemd-0.11",
+    GIO,
+];
 /// Those whose own server also serves peer to peer (the others give their library's reason there).
-const SERVE_P2P: [&str; 4] = ["zbus-6", "zbus-5", "systemd-0.11", GIO];
+const SERVE_P2P: [&str; 5] = ["zbus-6", "zbus-5", "zbus-3", "systemd-0.11", GIO];
 
 #[test]
 fn application_cells_have_values_or_honest_reasons() {
@@ -121,7 +130,7 @@ const GIO: &str = "gio-0.22";
 /// `Proxy::new`, with its default `CacheProperties::Lazily`, asks for nothing until a
 /// property is read): the call and its reply are all a monitor sees per operation
 /// (measured: 2.0 on each bus for each).
-const CALL_ONLY: [&str; 4] = ["zbus-6", "dbus-0.9", "rustbus-0.19", "systemd-0.11"];
+const CALL_ONLY: [&str; 5] = ["zbus-6", "zbus-3", "dbus-0.9", "rustbus-0.19", "systemd-0.11"];
 
 /// The bus messages per operation of `adapter`'s proxy cells on `bus` (smoke counts
 /// costs for both): at least the call and its reply; exactly those where the library
