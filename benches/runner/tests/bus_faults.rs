@@ -112,7 +112,7 @@ extern "C" {
 /// DBUS_SYSTEM_BUS_ADDRESS, here a private dbus-daemon standing in for it.
 #[test]
 fn system_bus_mode_uses_the_existing_bus() {
-    // Like a NixOS system bus with our policy: fault-ok's service (ipc_run::service_name) may be called.
+    // Like a NixOS system bus with our policy: fault-ok's service (run::bus_session::service_name) may be called.
     let opts = bus::BusOptions {
         services: vec!["io.killing.spark.Bench.fault_ok".into()],
         ..bus::BusOptions::default()
