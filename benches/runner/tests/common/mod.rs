@@ -11,9 +11,11 @@ use std::process::{Command, Output};
 use harness::results::{CellStatus, ResultsFile};
 
 mod cells;
+mod program_matrix;
 mod repo_adapters;
 mod unavailable;
 pub use cells::*;
+pub use program_matrix::*;
 pub use repo_adapters::*;
 pub use unavailable::*;
 
