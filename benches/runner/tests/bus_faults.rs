@@ -54,8 +54,7 @@ fn run_and_kill(tag: &str, victim: impl Fn(&FaultSetup, u32) -> String) -> (Resu
     let runner_pid = child.id();
     after_first_bus_cell(&setup, runner_pid, |pid| {
         let target = pid_of(&victim(&setup, pid));
-        // SAFETY: killing a process of this test's own run.
-        unsafe { libc_kill(target as i32, 9) };
+        send_signal(target, libc::SIGKILL);
     });
     let o = child.wait_with_output().unwrap();
     assert_eq!(
@@ -101,11 +100,6 @@ fn a_bus_daemon_killed_mid_run_fails_the_remaining_cells() {
 fn a_server_killed_mid_run_fails_the_remaining_cells() {
     let (r, _) = run_and_kill("kill-server", |s, _| format!("{} serve", s.bin("fault-ok")));
     check_cells(&r, "server died");
-}
-
-extern "C" {
-    #[link_name = "kill"]
-    fn libc_kill(pid: i32, sig: i32) -> i32;
 }
 
 /// `--system-bus` (the NixOS VM tests): IPC over an existing bus named by

@@ -1,6 +1,7 @@
-//! Signals to a run a test started, and the wait for the moment to send
-//! them: the interrupt tests (`resume`, `faults`) start a run, wait until
-//! one of its adapters is at a given step, then SIGINT or SIGTERM it.
+//! Signals to a process a test started (kill(2), for `resume`, `faults`,
+//! `cleanup`, `hostile_input`, `bus_faults`), and the wait for the moment to
+//! send them: the interrupt tests start a run, wait until one of its
+//! adapters is at a given step, then SIGINT or SIGTERM it.
 
 use std::time::{Duration, Instant};
 
