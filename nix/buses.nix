@@ -33,7 +33,7 @@ let
     limits);
 
   # The name adapter `id`'s server owns: service_name() in
-  # benches/runner/src/ipc_run.rs (matrix ids are checked to be [A-Za-z0-9.-]).
+  # benches/runner/src/run/bus_session.rs (matrix ids are checked to be [A-Za-z0-9.-]).
   serviceName = id: "io.killing.spark.Bench.${builtins.replaceStrings [ "-" "." ] [ "_" "_" ] id}";
   # One rule per callable name: dbus-broker has no send_destination_prefix. Each
   # adapter's service, and the names its client process owns in the application

@@ -272,7 +272,7 @@ let
             (machine.services.dbus.implementation == bus.nixos_implementation)
             (policy.stubArgs.path == "share/dbus-1/system.d/dbus-matrix.conf")
             (hasInfix "<allow own_prefix=\"io.killing.spark\"/>" policy.stubArgs.text)
-            # One rule per adapter's service (ipc_run.rs service_name): dbus-broker has no send_destination_prefix.
+            # One rule per adapter's service (service_name in benches/runner/src/run/bus_session.rs): dbus-broker has no send_destination_prefix.
             (all
               (a: hasInfix "<allow send_destination=\"io.killing.spark.Bench.${builtins.replaceStrings [ "-" "." ] [ "_" "_" ] a.id}\"/>" policy.stubArgs.text)
               matrix.adapter)

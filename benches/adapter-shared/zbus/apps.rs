@@ -44,13 +44,7 @@ pub fn client(t: &Transport, op: AppOp) -> Result<Op> {
 /// `proxy/create-call/<server>`: per op a new `zbus::Proxy` (`Proxy::new`, zbus's defaults:
 /// `CacheProperties::Lazily`) of the harness's object, one `Void` through it, dropped.
 fn proxy_create(t: &Transport, server: ProxyServer) -> Result<Op> {
-    let Transport::Bus {
-        socket, service_name, ..
-    } = t
-    else {
-        bail!("proxy/create-call goes through a bus");
-    };
-    let served = raw_server::serve_proxied(socket, &px::proxied_name(service_name), server)?;
+    let served = raw_server::serve_proxied_on(t, server)?;
     let conn = connection(t).context("connecting the client")?;
     Ok(Box::new(move || {
         block_on(async {

@@ -54,8 +54,7 @@ fn run_and_kill(tag: &str, victim: impl Fn(&FaultSetup, u32) -> String) -> (Resu
     let runner_pid = child.id();
     after_first_bus_cell(&setup, runner_pid, |pid| {
         let target = pid_of(&victim(&setup, pid));
-        // SAFETY: killing a process of this test's own run.
-        unsafe { libc_kill(target as i32, 9) };
+        send_signal(target, libc::SIGKILL);
     });
     let o = child.wait_with_output().unwrap();
     assert_eq!(
@@ -103,16 +102,11 @@ fn a_server_killed_mid_run_fails_the_remaining_cells() {
     check_cells(&r, "server died");
 }
 
-extern "C" {
-    #[link_name = "kill"]
-    fn libc_kill(pid: i32, sig: i32) -> i32;
-}
-
 /// `--system-bus` (the NixOS VM tests): IPC over an existing bus named by
 /// DBUS_SYSTEM_BUS_ADDRESS, here a private dbus-daemon standing in for it.
 #[test]
 fn system_bus_mode_uses_the_existing_bus() {
-    // Like a NixOS system bus with our policy: fault-ok's service (ipc_run::service_name) may be called.
+    // Like a NixOS system bus with our policy: fault-ok's service (run::bus_session::service_name) may be called.
     let opts = bus::BusOptions {
         services: vec!["io.killing.spark.Bench.fault_ok".into()],
         ..bus::BusOptions::default()

@@ -11,23 +11,15 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::common::*;
+use libc::{SIGHUP, SIGINT, SIGKILL, SIGTERM};
 
 const IPC_SCENARIOS: &str = "call/void,call/in-int,call/out-int,call/in-out-int,call/in-string,call/out-string,\
                              call/in-out-string,call/object-ref,call/echo-bytes/1,call/echo-bytes/64,\
                              call/echo-bytes/1024,call/echo-bytes/4096";
 
-extern "C" {
-    fn kill(pid: i32, sig: i32) -> i32;
-}
-
-const SIGHUP: i32 = 1;
-const SIGINT: i32 = 2;
-const SIGKILL: i32 = 9;
-const SIGTERM: i32 = 15;
-
+/// [`send_signal`], which must reach the process (a SIGKILL may find it gone).
 fn signal(pid: u32, sig: i32) {
-    // SAFETY: kill(2) on a process of this test's own.
-    let rc = unsafe { kill(pid as i32, sig) };
+    let rc = send_signal(pid, sig);
     assert!(rc == 0 || sig == SIGKILL, "kill {sig} {pid}");
 }
 

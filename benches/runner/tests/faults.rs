@@ -2,7 +2,7 @@
 //! bytes or fail; the run goes on, each cell ends in its documented state,
 //! the results file stays valid and the exit status says a cell failed.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::common::*;
 use harness::results::CellStatus;
@@ -49,40 +49,17 @@ fn each_fault_becomes_a_failed_cell_and_the_run_goes_on() {
     };
     for s in ["marshal/mixed", "demarshal/mixed"] {
         assert_eq!(status_of(&r, "fault-ok", s), CellStatus::Ok);
-        for bad in [
-            "fault-hang",
-            "fault-crash",
-            "fault-garbage-list",
-            "fault-wrong-bytes",
-            "fault-exit",
+        // Each fault fails its cell, with the reason that names it.
+        for (bad, why) in [
+            ("fault-hang", "timed out after 5 s"),
+            ("fault-crash", "SIGABRT"),
+            ("fault-garbage-list", "not an adapter listing"),
+            ("fault-wrong-bytes", "verification"),
+            ("fault-exit", "injected library error"),
         ] {
             assert_eq!(status_of(&r, bad, s), CellStatus::Failed, "{bad} {s}");
+            assert!(reason(bad, s).contains(why), "{bad} {s}: {}", reason(bad, s));
         }
-        assert!(
-            reason("fault-hang", s).contains("timed out after 5 s"),
-            "{}",
-            reason("fault-hang", s)
-        );
-        assert!(
-            reason("fault-crash", s).contains("SIGABRT"),
-            "{}",
-            reason("fault-crash", s)
-        );
-        assert!(
-            reason("fault-garbage-list", s).contains("not an adapter listing"),
-            "{}",
-            reason("fault-garbage-list", s)
-        );
-        assert!(
-            reason("fault-wrong-bytes", s).contains("verification"),
-            "{}",
-            reason("fault-wrong-bytes", s)
-        );
-        assert!(
-            reason("fault-exit", s).contains("injected library error"),
-            "{}",
-            reason("fault-exit", s)
-        );
     }
     // The summary names every failure.
     assert!(out.matches("failed: fault-").count() >= 10, "{out}");
@@ -115,12 +92,12 @@ fn interrupting_a_run_keeps_finished_cells_and_resume_completes_it() {
         .spawn()
         .unwrap();
     // Wait until the hang adapter is running (the ok cell is done by then).
-    let start = Instant::now();
-    while processes_mentioning(&format!("{} bench", setup.bin("fault-hang"))).is_empty() {
-        assert!(start.elapsed() < Duration::from_secs(60), "the hang cell never started");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    unsafe { libc_kill(child.id() as i32, 15) };
+    wait_for_process(
+        &format!("{} bench", setup.bin("fault-hang")),
+        Duration::from_secs(60),
+        "the hang cell never started",
+    );
+    send_signal(child.id(), libc::SIGTERM);
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(130), "SIGTERM must end the run with 130");
     assert!(
@@ -180,11 +157,6 @@ fn interrupting_a_run_keeps_finished_cells_and_resume_completes_it() {
         .unwrap();
     assert_eq!(before, after);
     assert_eq!(status_of(&r2, "fault-hang", "demarshal/mixed"), CellStatus::Failed);
-}
-
-extern "C" {
-    #[link_name = "kill"]
-    fn libc_kill(pid: i32, sig: i32) -> i32;
 }
 
 #[test]

@@ -9,17 +9,13 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use harness::results::CellStatus;
+use libc::SIGINT;
 
 use crate::common::*;
 
-extern "C" {
-    fn kill(pid: i32, sig: i32) -> i32;
-}
-const SIGINT: i32 = 2;
-
+/// [`send_signal`], which must reach the process.
 fn signal(pid: u32, sig: i32) {
-    // SAFETY: kill(2) on a process this test started.
-    assert_eq!(unsafe { kill(pid as i32, sig) }, 0, "kill {sig} {pid}");
+    assert_eq!(send_signal(pid, sig), 0, "kill {sig} {pid}");
 }
 
 /// Every path under `dir` whose name is `name`.

@@ -7,7 +7,7 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::Stdio;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::common::*;
 use harness::results::{CellStatus, ResultsFile};
@@ -79,12 +79,12 @@ fn resume_alone_finishes_exactly_the_interrupted_filtered_plan() {
         .spawn()
         .unwrap();
     // fault-ok marshal/mixed runs first; once fault-hang is timing, that cell is written.
-    let start = Instant::now();
-    while processes_mentioning(&format!("{} bench", setup.bin("fault-hang"))).is_empty() {
-        assert!(start.elapsed() < Duration::from_secs(60), "the hang cell never started");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    unsafe { libc_kill(child.id() as i32, 2) };
+    wait_for_process(
+        &format!("{} bench", setup.bin("fault-hang")),
+        Duration::from_secs(60),
+        "the hang cell never started",
+    );
+    send_signal(child.id(), libc::SIGINT);
     assert_eq!(child.wait().unwrap().code(), Some(130), "SIGINT ends the run with 130");
     let file = results_file(&out);
     let interrupted = validate(&file);
@@ -352,11 +352,6 @@ fn two_runs_started_in_the_same_second_keep_their_cells() {
     assert_eq!(scenarios.len(), 2, "both runs' cells are kept");
 }
 
-extern "C" {
-    #[link_name = "kill"]
-    fn libc_kill(pid: i32, sig: i32) -> i32;
-}
-
 /// A finished run of fault-ok's two codec cells, made resumable again
 /// (incomplete, one cell dropped): its file and parsed JSON.
 fn resumable(setup: &FaultSetup) -> (std::path::PathBuf, serde_json::Value) {
@@ -417,12 +412,12 @@ fn a_run_interrupted_while_listing_the_adapters_resumes() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let start = Instant::now();
-    while processes_mentioning(&format!("{} list", setup.bin("fault-ok"))).is_empty() {
-        assert!(start.elapsed() < Duration::from_secs(30), "the listing never started");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    unsafe { libc_kill(child.id() as i32, 2) };
+    wait_for_process(
+        &format!("{} list", setup.bin("fault-ok")),
+        Duration::from_secs(30),
+        "the listing never started",
+    );
+    send_signal(child.id(), libc::SIGINT);
     assert_eq!(child.wait().unwrap().code(), Some(130), "SIGINT ends the run with 130");
     let Ok(dir) = std::fs::read_dir(&out) else {
         return; // no file written: nothing to resume, nothing refused

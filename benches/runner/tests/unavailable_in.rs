@@ -26,16 +26,16 @@ fn matrix(tmp: &TempDir, unavailable: &str) -> PathBuf {
 
 /// The same with the adapter's sources at `path`.
 fn matrix_at(tmp: &TempDir, path: &str, unavailable: &str) -> PathBuf {
-    let toml = format!(
-        "schema = 1\n[[adapter]]\nid = \"{ID}\"\npackage = \"adapter-ruby-dbus-0-16\"\n\
-         path = \"{path}\"\nprogram = \"adapter.rb\"\nlibrary = \"ruby-dbus\"\nversion_line = \"0.16\"\n\
-         unavailable_in = {unavailable}\n\
-         [[scenario]]\nid = \"marshal/mixed\"\n[[scenario]]\nid = \"call/void\"\n[[bus]]\nid = \"p2p\"\n\
-         [profile.smoke]\nsample_size = 10\nwarm_up = 0.05\nmeasurement = 0.1\nnresamples = 1000\n"
-    );
-    let path = tmp.path().join("matrix.toml");
-    std::fs::write(&path, toml).unwrap();
-    path
+    let row = ProgramRow {
+        id: ID,
+        package: "adapter-ruby-dbus-0-16",
+        path,
+        program: "adapter.rb",
+        library: "ruby-dbus",
+        version_line: "0.16",
+        unavailable_in: Some(unavailable),
+    };
+    write_program_matrix(tmp.path(), &row, &["marshal/mixed", "call/void"], &["p2p"])
 }
 
 /// The runner with an empty bin dir, prebuilt or not, with no

@@ -14,15 +14,17 @@ use crate::common::*;
 /// with $DBUS_MATRIX_BUILD_MODE set to `mode` (or unset).
 fn list(tag: &str, line: &str, mode: Option<&str>) -> Output {
     let tmp = TempDir::new(tag);
-    let toml = format!(
-        "schema = 1\n[[adapter]]\nid = \"jeepney-0.8\"\npackage = \"adapter-jeepney-0-8\"\npath = {path:?}\n\
-         program = \"adapter.py\"\nlibrary = \"jeepney\"\nversion_line = \"{line}\"\n\
-         [[scenario]]\nid = \"marshal/mixed\"\n\
-         [profile.smoke]\nsample_size = 10\nwarm_up = 0.05\nmeasurement = 0.1\nnresamples = 1000\n",
-        path = workspace().join("programs/jeepney-0.8").display().to_string(),
-    );
-    let matrix = tmp.path().join("matrix.toml");
-    std::fs::write(&matrix, toml).unwrap();
+    let path = workspace().join("programs/jeepney-0.8").display().to_string();
+    let row = ProgramRow {
+        id: "jeepney-0.8",
+        package: "adapter-jeepney-0-8",
+        path: &path,
+        program: "adapter.py",
+        library: "jeepney",
+        version_line: line,
+        unavailable_in: None,
+    };
+    let matrix = write_program_matrix(tmp.path(), &row, &["marshal/mixed"], &[]);
     let mut c = dbus_matrix(&["--matrix", matrix.to_str().unwrap(), "list"]);
     c.env_remove("DBUS_MATRIX_PREBUILT");
     match mode {

@@ -33,13 +33,7 @@ pub fn client(t: &Transport, op: AppOp) -> Result<Op> {
 /// `proxy/create-call/<server>`: per op a new `blocking::Proxy` (destination, path and
 /// timeout over a borrowed connection: building it sends nothing) and one `Void` through it.
 fn proxy_create(t: &Transport, server: ProxyServer) -> Result<Op> {
-    let Transport::Bus {
-        socket, service_name, ..
-    } = t
-    else {
-        bail!("proxy/create-call goes through a bus");
-    };
-    let served = raw_server::serve_proxied(socket, &px::proxied_name(service_name), server)?;
+    let served = raw_server::serve_proxied_on(t, server)?;
     let conn = connect(t)?;
     Ok(Box::new(move || {
         let proxy = Proxy::new(served.name.as_str(), px::PROXIED_PATH, TIMEOUT, &conn);

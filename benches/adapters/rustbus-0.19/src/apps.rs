@@ -31,13 +31,7 @@ pub fn client(t: &Transport, op: AppOp) -> Result<Op> {
 
 /// `proxy/create-call/<server>`: rustbus has no proxy type; the call is built per op.
 fn proxy_create(t: &Transport, server: ProxyServer) -> Result<Op> {
-    let Transport::Bus {
-        socket, service_name, ..
-    } = t
-    else {
-        bail!("proxy/create-call goes through a bus");
-    };
-    let served = raw_server::serve_proxied(socket, &px::proxied_name(service_name), server)?;
+    let served = raw_server::serve_proxied_on(t, server)?;
     let mut conn = connect(t)?;
     Ok(Box::new(move || {
         let mut msg = MessageBuilder::new()

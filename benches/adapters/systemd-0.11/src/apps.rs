@@ -33,13 +33,7 @@ pub fn client(t: &Transport, op: AppOp) -> Result<Op> {
 
 /// `proxy/create-call/<server>`: sd-bus has no proxy object; the call is built per op.
 fn proxy_create(t: &Transport, server: ProxyServer) -> Result<Op> {
-    let Transport::Bus {
-        socket, service_name, ..
-    } = t
-    else {
-        bail!("proxy/create-call goes through a bus");
-    };
-    let served = raw_server::serve_proxied(socket, &px::proxied_name(service_name), server)?;
+    let served = raw_server::serve_proxied_on(t, server)?;
     let name = CString::new(served.name.as_str())?;
     let mut bus = connect(t)?;
     let (path, iface, member) = (

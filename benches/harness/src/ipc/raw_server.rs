@@ -18,6 +18,7 @@ use anyhow::{bail, ensure, Context, Result};
 
 use super::application::{self as app, SharedTally};
 use super::proxied::{self, ProxyServer, Reply};
+use super::Transport;
 use crate::wire::{self, Message, Value};
 
 /// A running server: the well-known name it owns on the bus (the one to call),
@@ -184,6 +185,19 @@ impl Conn {
             }
         }
     }
+}
+
+/// `proxy/create-call/<server>`'s set-up, the same in every adapter: on the bus of
+/// `t`, [`serve_proxied`] under [`proxied::proxied_name`] of its service name; an
+/// error peer to peer (the family goes through a bus: the object owns a name).
+pub fn serve_proxied_on(t: &Transport, server: ProxyServer) -> Result<RawServer> {
+    let Transport::Bus {
+        socket, service_name, ..
+    } = t
+    else {
+        bail!("proxy/create-call goes through a bus");
+    };
+    serve_proxied(socket, &proxied::proxied_name(service_name), server)
 }
 
 /// Connects to the bus at `socket`, owns `name` ([`proxied::proxied_name`] of the

@@ -26,9 +26,8 @@ pub use super::cargo_step::AdapterBuild;
 use super::cargo_step::{cargo_build, replace_with_copy};
 use crate::matrix::{AdapterEntry, Matrix};
 use crate::process::scratch::Scratch;
-use crate::unhacked;
-use crate::unhacked::cargo_program;
 pub use crate::unhacked::workspace;
+use crate::unhacked::{self, cargo_program};
 use crate::{measure::binsize, process::adapter, progress, store};
 
 pub struct Options<'a> {

@@ -11,10 +11,14 @@ use std::process::{Command, Output};
 use harness::results::{CellStatus, ResultsFile};
 
 mod cells;
+mod program_matrix;
 mod repo_adapters;
+mod signals;
 mod unavailable;
 pub use cells::*;
+pub use program_matrix::*;
 pub use repo_adapters::*;
+pub use signals::*;
 pub use unavailable::*;
 
 /// A path nextest sets at run time (the workspace where the tests run now,

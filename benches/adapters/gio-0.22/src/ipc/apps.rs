@@ -120,13 +120,7 @@ fn connections(t: &Transport, k: usize) -> Result<Op> {
 }
 
 fn proxy_create(t: &Transport, server: ProxyServer) -> Result<Op> {
-    let Transport::Bus {
-        socket, service_name, ..
-    } = t
-    else {
-        bail!("proxy/create-call goes through a bus");
-    };
-    let served = raw_server::serve_proxied(socket, &px::proxied_name(service_name), server)?;
+    let served = raw_server::serve_proxied_on(t, server)?;
     let conn = connect(t)?;
     Ok(Box::new(move || {
         let proxy = DBusProxy::new_sync(
