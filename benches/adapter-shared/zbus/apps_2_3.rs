@@ -88,13 +88,7 @@ fn connections(t: &Transport, k: usize) -> Result<Op> {
 /// `proxy/create-call/<server>`: per op a new blocking `zbus::blocking::Proxy` (`Proxy::new`,
 /// zbus's defaults) of the harness's object, one `Void` through it, dropped.
 fn proxy_create(t: &Transport, server: ProxyServer) -> Result<Op> {
-    let Transport::Bus {
-        socket, service_name, ..
-    } = t
-    else {
-        bail!("proxy/create-call goes through a bus");
-    };
-    let served = raw_server::serve_proxied(socket, &px::proxied_name(service_name), server)?;
+    let served = raw_server::serve_proxied_on(t, server)?;
     let conn = connect(t).context("connecting the client")?;
     Ok(Box::new(move || {
         let proxy = blocking::Proxy::new(&conn, served.name.as_str(), px::PROXIED_PATH, px::PROXIED_INTERFACE)?;
