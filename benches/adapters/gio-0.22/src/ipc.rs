@@ -30,6 +30,7 @@ mod in_flight;
 mod props;
 mod server;
 mod signals;
+mod startup;
 
 pub struct GioIpc;
 
@@ -187,7 +188,10 @@ impl h::Ipc for GioIpc {
         !op.opt_in()
             || matches!(op, IpcOp::InFlight(_) | IpcOp::IdleConnections(_) | IpcOp::FdPassing(_))
             || matches!(op, IpcOp::PropertyGetAll(_) | IpcOp::ManagedObjects(_))
-            || matches!(op, IpcOp::App(harness::ipc::AppOp::ProxyCreate(_)))
+            || matches!(
+                op,
+                IpcOp::App(harness::ipc::AppOp::ProxyCreate(_) | harness::ipc::AppOp::Startup(_))
+            )
     }
 
     /// `DBusConnection::for_address_sync` (SASL, Hello), closed when dropped.
@@ -198,7 +202,7 @@ impl h::Ipc for GioIpc {
     fn client<'a>(&'a mut self, transport: &Transport, op: IpcOp) -> Result<Op<'a>> {
         let t = transport.clone();
         Ok(match op {
-            // Issue 31's application families: proxy/create-call only (`apps.rs`).
+            // Issue 31's application families: proxy/create-call and proxy/startup (`apps.rs`).
             IpcOp::App(a) => apps::client(&t, a)?,
             IpcOp::PropertyGetAll(n) => {
                 let conn = connect(&t)?;

@@ -4,7 +4,8 @@
 //! `Void` through it, dropped. GDBus's defaults load the properties (`GetAll`) and
 //! subscribe to the object's signals and to its name's owner when the proxy is
 //! built; what that costs shows in the cell's bus messages per op. The other
-//! application families are not written here yet (`implements` says no).
+//! application families are not written here yet (`implements` says no);
+//! `proxy/startup/<n>` is in `startup.rs`.
 
 use anyhow::{bail, Context, Result};
 use gio::prelude::*;
@@ -21,6 +22,7 @@ type Op = Box<dyn FnMut() -> Result<u64>>;
 pub fn client(t: &Transport, op: AppOp) -> Result<Op> {
     match op {
         AppOp::ProxyCreate(server) => proxy_create(t, server),
+        AppOp::Startup(n) => super::startup::client(t, n),
         AppOp::InOnlyBytes(_) | AppOp::Connections(_) => {
             bail!(harness::ipc::not_implemented(harness::ipc::IpcOp::App(op)))
         }
