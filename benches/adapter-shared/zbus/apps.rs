@@ -3,7 +3,8 @@
 //! `#[path]`): a service the process serves itself on a second connection
 //! (`call/in-only-bytes/<n>`), K connections of one process called in turn
 //! (`call/connections-in-process/<k>`), and a proxy built and called once against the
-//! harness's own server (`proxy/create-call/<server>`). Async zbus throughout, driven by
+//! harness's own server (`proxy/create-call/<server>`); `proxy/startup/<n>` is in
+//! adapter-shared/zbus/startup.rs. Async zbus throughout, driven by
 //! the including driver's `ipc::for_apps` (`zbus::block_on` for 4 and 5, whose connections
 //! run on zbus's own executor thread each; `crate::runtime::block_on` for 6), which also
 //! makes the connections and the generated `BenchProxy` the way the version spells it.
@@ -38,6 +39,7 @@ pub fn client(t: &Transport, op: AppOp) -> Result<Op> {
         AppOp::InOnlyBytes(n) => in_only_bytes(t, n),
         AppOp::Connections(k) => connections(t, k),
         AppOp::ProxyCreate(server) => proxy_create(t, server),
+        AppOp::Startup(n) => crate::startup::client(t, n),
     }
 }
 

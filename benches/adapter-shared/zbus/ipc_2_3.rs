@@ -11,7 +11,7 @@
 use std::os::unix::net::UnixListener;
 
 use anyhow::{bail, Context, Result};
-use harness::ipc::{self as h, subscription as sub, IpcOp, Method, SubscriptionOp, Transport};
+use harness::ipc::{self as h, subscription as sub, AppOp, IpcOp, Method, SubscriptionOp, Transport};
 use harness::{payload, Digest};
 use serde::{Deserialize, Serialize};
 use serde_bytes::{ByteBuf, Bytes};
@@ -296,7 +296,10 @@ impl h::Ipc for ZbusIpc {
     fn implements(&self, op: IpcOp) -> bool {
         !op.opt_in()
             || matches!(op, IpcOp::InFlight(_) | IpcOp::IdleConnections(_) | IpcOp::FdPassing(_))
-            || matches!(op, IpcOp::App(_))
+            || matches!(
+                op,
+                IpcOp::App(AppOp::InOnlyBytes(_) | AppOp::Connections(_) | AppOp::ProxyCreate(_))
+            )
             || matches!(
                 op,
                 IpcOp::Subscription(

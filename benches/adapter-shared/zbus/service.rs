@@ -169,7 +169,7 @@ pub fn implements(op: IpcOp) -> bool {
     !op.opt_in()
         || matches!(
             op,
-            IpcOp::App(AppOp::InOnlyBytes(_) | AppOp::Connections(_) | AppOp::ProxyCreate(_))
+            IpcOp::App(AppOp::InOnlyBytes(_) | AppOp::Connections(_) | AppOp::ProxyCreate(_) | AppOp::Startup(_))
         )
         || matches!(op, IpcOp::InFlight(_) | IpcOp::IdleConnections(_) | IpcOp::FdPassing(_))
         || matches!(op, IpcOp::PropertyGetAll(_) | IpcOp::ManagedObjects(_))

@@ -35,6 +35,7 @@ pub mod props;
 pub mod proxied;
 pub mod raw_server;
 pub mod standard;
+pub mod startup;
 pub mod storm;
 pub mod subscription;
 

@@ -312,6 +312,13 @@ fn application_scenarios(add: &mut impl FnMut(String, IpcOp, String)) {
             ),
         );
     }
+    for n in ipc::startup::STARTUP_SIZES {
+        add(
+            format!("proxy/startup/{n}"),
+            IpcOp::App(AppOp::Startup(n)),
+            format!("introspect a root, then introspect, parse, build a proxy of and call each of its {n} children"),
+        );
+    }
 }
 
 fn ipc_scenario(id: String, op: IpcOp, summary: String, driver: Driver) -> Scenario {

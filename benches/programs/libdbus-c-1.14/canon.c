@@ -114,7 +114,7 @@ static const struct { const char *name; op_kind kind; } OPS[] = {
     {"name-owner-churn-broad", OP_NAME_CHURN}, {"name-owner-churn-arg0", OP_NAME_CHURN},
     {"property-storm", OP_PROPERTY_STORM},
     {"in-only-bytes", OP_APP}, {"connections-in-process", OP_APP},
-    {"proxy-create-props", OP_APP}, {"proxy-create-no-props", OP_APP},
+    {"proxy-create-props", OP_APP}, {"proxy-create-no-props", OP_APP}, {"proxy-startup", OP_APP},
 };
 
 static op_t op_of(const canon_scenario_t *c) {

@@ -59,7 +59,7 @@
 #define CANON_N_METHODS 9
 #define CANON_N_ITEMS 10
 #define CANON_N_PAYLOADS 4
-#define CANON_N_SCENARIOS 117
+#define CANON_N_SCENARIOS 119
 #define CANON_N_PROPERTIES 1000
 #define CANON_N_INTROSPECTION 4
 #define CANON_N_COMMANDS 8
@@ -199,6 +199,8 @@ const canon_scenario_t CANON_SCENARIOS[CANON_N_SCENARIOS] = {
     {"call/connections-in-process/20", 'i', NULL, "connections-in-process", NULL, 20, 1, 16192625193295680449ULL, 0, NULL, NULL, "call/connections-in-process"},
     {"proxy/create-call/props", 'i', NULL, "proxy-create-props", NULL, 0, 1, 17324388522031740448ULL, 0, "the proxied object is served through the bus by a second connection of the client process: peer to peer a connection reaches only the server at its other end", NULL, "proxy/create-call"},
     {"proxy/create-call/no-props", 'i', NULL, "proxy-create-no-props", NULL, 0, 1, 17324388522031740448ULL, 0, "the proxied object is served through the bus by a second connection of the client process: peer to peer a connection reaches only the server at its other end", NULL, "proxy/create-call"},
+    {"proxy/startup/20", 'i', NULL, "proxy-startup", NULL, 20, 1, 12355858791040335665ULL, 0, "the objects are served through the bus by a second connection of the client process: peer to peer a connection reaches only the server at its other end", NULL, "proxy/startup"},
+    {"proxy/startup/200", 'i', NULL, "proxy-startup", NULL, 200, 1, 10656272856121942872ULL, 0, "the objects are served through the bus by a second connection of the client process: peer to peer a connection reaches only the server at its other end", NULL, "proxy/startup"},
     {"property/get", 'i', NULL, "property-get", NULL, 0, 1, 10734613440280339757ULL, 0, NULL, NULL, NULL},
     {"property/get-x100", 'i', NULL, "property-get-x100", NULL, 0, 1, 9118170802559528223ULL, 0, NULL, NULL, NULL},
     {"property/get-all/10", 'i', NULL, "property-get-all", NULL, 10, 1, 15472077239103570259ULL, 0, NULL, NULL, "property/get-all"},

@@ -64,6 +64,7 @@ mod second_machine;
 mod shared_build;
 mod site;
 mod spread;
+mod startup;
 mod subscriptions;
 mod unavailable_in;
 mod version_line;

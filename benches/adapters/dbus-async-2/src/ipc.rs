@@ -432,7 +432,7 @@ impl h::Ipc for DbusAsyncIpc {
                  sees its AddMatch answered on dbus-broker (measured: subscribers not ready after 120 s)"
             )),
             IpcOp::ConnectHello | IpcOp::ConnectMarshalSend | IpcOp::IdleConnections(_) | IpcOp::RawSocket(_) => None,
-            IpcOp::App(harness::ipc::AppOp::ProxyCreate(_)) => None,
+            IpcOp::App(harness::ipc::AppOp::ProxyCreate(_) | harness::ipc::AppOp::Startup(_)) => None,
         }
     }
 

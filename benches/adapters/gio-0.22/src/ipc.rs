@@ -31,6 +31,7 @@ mod own_context;
 mod props;
 mod server;
 mod signals;
+mod startup;
 mod storm;
 mod subscriptions;
 
@@ -202,7 +203,7 @@ impl h::Ipc for GioIpc {
     fn client<'a>(&'a mut self, transport: &Transport, op: IpcOp) -> Result<Op<'a>> {
         let t = transport.clone();
         Ok(match op {
-            // Issue 31's application families (`apps.rs`).
+            // Issue 31's application families (`apps.rs`; proxy/startup `startup.rs`).
             IpcOp::App(a) => apps::client(&t, a)?,
             IpcOp::PropertyGetAll(n) => {
                 let conn = connect(&t)?;

@@ -26,6 +26,8 @@ pub fn client(t: &Transport, op: AppOp) -> Result<Op> {
         AppOp::InOnlyBytes(n) => in_only_bytes(t, n),
         AppOp::Connections(k) => connections(t, k),
         AppOp::ProxyCreate(server) => proxy_create(t, server),
+        // `ipc::unsupported_ipc` says why (never asked for).
+        AppOp::Startup(_) => bail!(harness::ipc::not_implemented(harness::ipc::IpcOp::App(op))),
     }
 }
 

@@ -38,6 +38,9 @@ use rustbus::wire::unmarshal::traits::Variant;
 use rustbus::wire::ObjectPath;
 use rustbus::{standard_messages, ByteOrder, DispatchConn, DuplexConn, MessageBuilder, MessageType, RpcConn};
 
+/// Why `proxy/startup/<n>` (introspect, parse, build a proxy per object) cannot run here.
+const NO_INTROSPECTION_PARSER: &str = "rustbus 0.19.3 has no introspection parser and no proxy type: Introspect gives the XML as a string, nothing to build a proxy from";
+
 pub struct RustbusIpc;
 
 const PROPERTIES: &str = "org.freedesktop.DBus.Properties";
@@ -436,7 +439,10 @@ fn serve_bus(socket: &std::path::Path, service_name: &str, ready: &mut dyn FnMut
 type Op<'a> = Box<dyn FnMut() -> Result<u64> + 'a>;
 
 impl h::Ipc for RustbusIpc {
-    fn unsupported_ipc(&self, _op: IpcOp, p2p: bool) -> Option<String> {
+    fn unsupported_ipc(&self, op: IpcOp, p2p: bool) -> Option<String> {
+        if matches!(op, IpcOp::App(AppOp::Startup(_))) {
+            return Some(NO_INTROSPECTION_PARSER.into());
+        }
         if !p2p {
             return None;
         }

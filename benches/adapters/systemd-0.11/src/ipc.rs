@@ -33,6 +33,9 @@ use systemd::bus::{self, Bus, BusRef, ContainerType, Message, MessageRef, Messag
 
 use crate::{raw, server};
 
+/// Why `proxy/startup/<n>` (introspect, parse, build a proxy per object) cannot run here.
+const NO_INTROSPECTION_PARSER: &str = "sd-bus (systemd 0.11.1) has no public introspection parser (busctl parses XML with code of its own, not in the library) and no proxy object: Introspect gives the XML as a string, nothing to build a proxy from";
+
 pub struct SdBusIpc;
 
 const PROPERTIES: &CStr = c"org.freedesktop.DBus.Properties";
@@ -368,6 +371,9 @@ impl h::Ipc for SdBusIpc {
     }
 
     fn unsupported_ipc(&self, op: IpcOp, p2p: bool) -> Option<String> {
+        if matches!(op, IpcOp::App(AppOp::Startup(_))) {
+            return Some(NO_INTROSPECTION_PARSER.into());
+        }
         (p2p && matches!(op, IpcOp::PropertyGetAll(_) | IpcOp::ManagedObjects(_)))
             .then(|| crate::props::NOT_PEER_TO_PEER.to_owned())
     }

@@ -21,6 +21,8 @@ mod ipc;
 mod props;
 #[path = "../../../adapter-shared/zbus/service.rs"]
 mod service;
+#[path = "../../../adapter-shared/zbus/startup.rs"]
+mod startup;
 #[path = "../../../adapter-shared/zbus/storm.rs"]
 mod storm;
 #[path = "../../../adapter-shared/zbus/zvariant_5_6.rs"]

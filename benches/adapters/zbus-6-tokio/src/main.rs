@@ -4,6 +4,8 @@
 
 #[path = "../../../adapter-shared/zbus/apps.rs"]
 mod apps;
+#[path = "../../../adapter-shared/zbus/startup.rs"]
+mod startup;
 #[path = "../../../adapter-shared/zbus/builders.rs"]
 mod builders;
 #[path = "../../../adapter-shared/zbus/codec.rs"]

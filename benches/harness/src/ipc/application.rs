@@ -1,8 +1,9 @@
 //! How applications use a library beyond one call on one connection (issue 31,
-//! items 10 and 5): a 16 KiB in-only call to a service the process serves
+//! items 10, 5 and 6): a 16 KiB in-only call to a service the process serves
 //! itself, K connections in one process called round-robin (as opposed to
 //! K processes, `call/parallel-clients/<k>`), and a proxy built and called
-//! once against a server with or without the Properties interface
+//! once against a server with or without the Properties interface, and
+//! start-up over a tree of n objects ([`super::startup`])
 //! ([`super::proxied`], served by the harness's [`super::raw_server`]). Each is one variant of
 //! [`AppOp`], carried by [`super::IpcOp::App`], so that an adapter without
 //! code for them needs one match arm for the whole group.
@@ -73,6 +74,13 @@ pub enum AppOp {
     /// sends while building the proxy (GetAll, Introspect, AddMatch) shows in
     /// the cell's bus messages per op.
     ProxyCreate(ProxyServer),
+    /// `proxy/startup/<n>` (issue 31, item 6): the harness's raw connection
+    /// serves [`super::startup`]'s tree of n objects; one op introspects the
+    /// root, parses its XML the library's way, and per child introspects it,
+    /// parses the XML into the library's introspection structures, builds a
+    /// proxy from them and calls `Id`. Checked by [`super::startup::op_digest`]:
+    /// the Ids and the server's tally of n + 1 Introspects and n `Id` calls.
+    Startup(usize),
 }
 
 impl AppOp {
@@ -82,13 +90,14 @@ impl AppOp {
             AppOp::InOnlyBytes(_) => "call/in-only-bytes",
             AppOp::Connections(_) => "call/connections-in-process",
             AppOp::ProxyCreate(_) => "proxy/create-call",
+            AppOp::Startup(_) => "proxy/startup",
         }
     }
 
     /// The size in the scenario id, if any (the canon's argument).
     pub fn size(self) -> Option<usize> {
         match self {
-            AppOp::InOnlyBytes(n) | AppOp::Connections(n) => Some(n),
+            AppOp::InOnlyBytes(n) | AppOp::Connections(n) | AppOp::Startup(n) => Some(n),
             AppOp::ProxyCreate(_) => None,
         }
     }
@@ -100,6 +109,7 @@ impl AppOp {
             AppOp::Connections(_) => "connections-in-process",
             AppOp::ProxyCreate(ProxyServer::Props) => "proxy-create-props",
             AppOp::ProxyCreate(ProxyServer::NoProps) => "proxy-create-no-props",
+            AppOp::Startup(_) => "proxy-startup",
         }
     }
 
@@ -117,6 +127,7 @@ impl AppOp {
                 t.receive(&[]);
                 t.take()
             }
+            AppOp::Startup(n) => super::startup::expected_digest(n),
         }
     }
 
@@ -131,6 +142,10 @@ impl AppOp {
                 "the proxied object is served through the bus by a second connection of the client process: \
                  peer to peer a connection reaches only the server at its other end",
             ),
+            AppOp::Startup(_) => Some(
+                "the objects are served through the bus by a second connection of the client process: \
+                 peer to peer a connection reaches only the server at its other end",
+            ),
             AppOp::Connections(_) => None,
         }
     }
@@ -139,7 +154,7 @@ impl AppOp {
     pub fn bytes(self) -> u64 {
         match self {
             AppOp::InOnlyBytes(n) => n as u64,
-            AppOp::Connections(_) | AppOp::ProxyCreate(_) => 0,
+            AppOp::Connections(_) | AppOp::ProxyCreate(_) | AppOp::Startup(_) => 0,
         }
     }
 }

@@ -6,7 +6,8 @@
 //! with the harness's reference codec, on a thread of its own. It is the same
 //! for every library, so a cell's bus messages per operation beyond the call and
 //! its reply are the client library's own (GetAll, Introspect, AddMatch).
-//! Not benchmarked itself: it only answers.
+//! The same connection serves [`super::startup`]'s tree of objects
+//! (`proxy/startup/<n>`, [`serve_startup`]). Not benchmarked itself: it only answers.
 
 use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;
@@ -18,6 +19,7 @@ use anyhow::{bail, ensure, Context, Result};
 
 use super::application::{self as app, SharedTally};
 use super::proxied::{self, ProxyServer, Reply};
+use super::startup::{self, SharedStartupTally, StartupServer};
 use super::Transport;
 use crate::wire::{self, Message, Value};
 
@@ -152,14 +154,14 @@ impl Conn {
         }
     }
 
-    /// Answers one method call (other messages, such as NameAcquired, are ignored).
-    fn answer(&mut self, call: &Message, server: ProxyServer, tally: &SharedTally) -> Result<()> {
+    /// Answers one method call with `answer(path, interface, member, args)`
+    /// (other messages, such as NameAcquired, are ignored).
+    fn answer(&mut self, call: &Message, answer: &mut Answer, tally: &SharedTally) -> Result<()> {
         if call.header.message_type != wire::MESSAGE_METHOD_CALL {
             return Ok(());
         }
         let h = &call.header;
-        let reply = proxied::answer(
-            server,
+        let reply = answer(
             h.field_str(wire::FIELD_PATH).unwrap_or_default(),
             h.field_str(wire::FIELD_INTERFACE),
             h.field_str(wire::FIELD_MEMBER).unwrap_or_default(),
@@ -200,11 +202,44 @@ pub fn serve_proxied_on(t: &Transport, server: ProxyServer) -> Result<RawServer>
     serve_proxied(socket, &proxied::proxied_name(service_name), server)
 }
 
+/// How a server answers a call of `interface.member` on `path` with `args`.
+type Answer = dyn FnMut(&str, Option<&str>, &str, &[Value]) -> Reply + Send;
+
 /// Connects to the bus at `socket`, owns `name` ([`proxied::proxied_name`] of the
 /// adapter's service name) and serves the object as `server` serves it on a
 /// thread of its own until the process exits (or the bus closes the
 /// connection); returns once it owns the name.
 pub fn serve_proxied(socket: &Path, name: &str, server: ProxyServer) -> Result<RawServer> {
+    serve(
+        socket,
+        name,
+        Box::new(move |path, interface, member, args| proxied::answer(server, path, interface, member, args)),
+    )
+}
+
+/// Connects to the bus at `socket`, owns `name` ([`proxied::proxied_name`] of the
+/// adapter's service name: the name the bus policy lists) and serves
+/// [`startup`]'s tree of `n` children as `server` answers, on a thread of its
+/// own, tallying Introspect and `Id` calls in the returned tally
+/// ([`startup::take_tally`] after each op); returns once it owns the name.
+pub fn serve_startup(
+    socket: &Path,
+    name: &str,
+    n: usize,
+    server: StartupServer,
+) -> Result<(String, SharedStartupTally)> {
+    let tally = SharedStartupTally::default();
+    let counted = tally.clone();
+    let served = serve(
+        socket,
+        name,
+        Box::new(move |path, interface, member, _args| startup::answer(n, server, &counted, path, interface, member)),
+    )?;
+    Ok((served.name, tally))
+}
+
+/// Connects, owns `name`, and answers every call with `answer` on a thread of its own.
+fn serve(socket: &Path, name: &str, mut answer: Box<Answer>) -> Result<RawServer> {
     let (mut conn, _unique_name) = Conn::connect(socket)?;
     conn.stream.set_read_timeout(Some(Duration::from_secs(30)))?;
     conn.request_name(name)?;
@@ -217,7 +252,7 @@ pub fn serve_proxied(socket: &Path, name: &str, server: ProxyServer) -> Result<R
         .spawn(move || {
             let _ = started.send(());
             loop {
-                let served = conn.recv().and_then(|m| conn.answer(&m, server, &counted));
+                let served = conn.recv().and_then(|m| conn.answer(&m, &mut answer, &counted));
                 if let Err(e) = served {
                     eprintln!("the proxied object's connection ended: {e:#}");
                     return;

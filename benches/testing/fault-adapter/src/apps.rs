@@ -7,6 +7,8 @@
 //! (one byte short; the last connection not called; no call); `fault-wrong-reply`'s
 //! sink records the bytes with the first one changed (a server that corrupts what it
 //! got) and its proxy makes the call twice: the runner's verification must fail each.
+//! `proxy/startup/<n>` meets a broken server instead: `fault-short-work`'s leaves a
+//! child out, `fault-wrong-reply`'s answers one `Id` wrong.
 
 use std::sync::mpsc;
 use std::time::Duration;
@@ -14,7 +16,7 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use bus::raw_client::RawConnection;
 use harness::ipc::application::{self as app, AppOp, SharedTally};
-use harness::ipc::{self as h, proxied as px, raw_server};
+use harness::ipc::{self as h, proxied as px, raw_server, startup as st};
 use harness::wire::Value;
 
 type Op = Box<dyn FnMut() -> Result<u64>>;
@@ -61,6 +63,7 @@ pub fn client(socket: &std::path::Path, service: &str, op: AppOp, fault: AppFaul
                 Ok(app::take_tally(&served.tally))
             }))
         }
+        AppOp::Startup(n) => startup(socket, service, n, fault),
         AppOp::InOnlyBytes(n) => {
             let tally = SharedTally::default();
             let name = app::sink_name(service);
@@ -93,6 +96,53 @@ pub fn client(socket: &std::path::Path, service: &str, op: AppOp, fault: AppFaul
             }))
         }
     }
+}
+
+/// `proxy/startup/<n>` on the raw client: the root introspected, its children found by
+/// [`st::child_names_unparsed`], each introspected and called. `fault-short-work`'s
+/// server leaves the last child out of the root's XML, `fault-wrong-reply`'s answers a
+/// wrong `Id` (broken servers): the runner's verification must fail both.
+fn startup(socket: &std::path::Path, service: &str, n: usize, fault: AppFault) -> Result<Op> {
+    let server = match fault {
+        AppFault::None => st::StartupServer::Sound,
+        AppFault::ShortWork => st::StartupServer::OmitLastChild,
+        AppFault::WrongReply => st::StartupServer::WrongId,
+    };
+    let (name, tally) = raw_server::serve_startup(socket, &px::proxied_name(service), n, server)?;
+    let (mut c, _) = hello(socket)?;
+    let introspect = "org.freedesktop.DBus.Introspectable";
+    Ok(Box::new(move || {
+        let root = c.call(&name, st::STARTUP_ROOT, introspect, "Introspect", &[])?;
+        let xml = root
+            .values
+            .first()
+            .and_then(Value::as_str)
+            .context("Introspect gave no XML")?;
+        let mut ids = Vec::new();
+        for child in st::child_names_unparsed(xml) {
+            let path = format!("{}/{child}", st::STARTUP_ROOT);
+            let xml = c.call(&name, &path, introspect, "Introspect", &[])?;
+            let xml = xml
+                .values
+                .first()
+                .and_then(Value::as_str)
+                .context("Introspect gave no XML")?;
+            anyhow::ensure!(
+                xml.contains(st::STARTUP_INTERFACE),
+                "{path} lacks {}",
+                st::STARTUP_INTERFACE
+            );
+            match c
+                .call(&name, &path, st::STARTUP_INTERFACE, st::STARTUP_METHOD, &[])?
+                .values
+                .first()
+            {
+                Some(Value::U32(id)) => ids.push(*id),
+                other => anyhow::bail!("Id replied {other:?}"),
+            }
+        }
+        Ok(st::op_digest(ids, st::take_tally(&tally)))
+    }))
 }
 
 /// `SinkBytes` answered by a second connection that owns `name`, on a thread of its

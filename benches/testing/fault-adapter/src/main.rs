@@ -220,7 +220,7 @@ struct RawIpc {
 
 const SUPPORTED_IPC: &str =
     "the fault adapter serves only call/void, call/echo-bytes/*, signal/match-churn, signal/burst/*, \
-     signal/delivered/*, property/changed-storm/*, call/in-only-bytes/*, call/connections-in-process/* and proxy/create-call/* on a bus";
+     signal/delivered/*, property/changed-storm/*, call/in-only-bytes/*, call/connections-in-process/*, proxy/create-call/* and proxy/startup/* on a bus";
 
 fn bus_socket(t: &Transport) -> Result<(&std::path::Path, &str)> {
     match t {

@@ -9,6 +9,7 @@
 //!   of its own ([`super::own_context`]: the calling thread blocks in `call_sync`), called
 //!   through the bus with `call_sync`.
 //! - `call/connections-in-process/<k>`: k connections, each `call_sync`s `InOutInt` in turn.
+//! - `proxy/startup/<n>`: `super::startup`.
 
 use anyhow::{bail, Context, Result};
 use gio::prelude::*;
@@ -30,6 +31,7 @@ pub fn client(t: &Transport, op: AppOp) -> Result<Op> {
         AppOp::ProxyCreate(server) => proxy_create(t, server),
         AppOp::InOnlyBytes(n) => in_only_bytes(t, n),
         AppOp::Connections(k) => connections(t, k),
+        AppOp::Startup(n) => super::startup::client(t, n),
     }
 }
 
