@@ -65,7 +65,7 @@ fn service() -> Value {
         .iter()
         .map(|(m, i, o)| json!([m, i, o]))
         .collect();
-    json!({
+    let mut v = json!({
         "object_path": ipc::OBJECT_PATH,
         "interface": ipc::INTERFACE,
         "property": ipc::PROPERTY,
@@ -109,7 +109,18 @@ fn service() -> Value {
         "idle_connection_counts": ipc::IDLE_CONNECTION_COUNTS,
         "props_counts": props::PROPS_COUNTS,
         "fd_sizes": fd_passing::FD_SIZES,
-    })
+    });
+    // The sink of `call/in-only-bytes/<n>` (one json! of everything passes its recursion limit).
+    let sink = json!({
+        "sink_path": ipc::application::SINK_PATH,
+        "sink_interface": ipc::application::SINK_INTERFACE,
+        "sink_bytes": ipc::application::SINK_BYTES,
+        "sink_name_suffix": ipc::application::sink_name(""),
+    });
+    if let (Value::Object(all), Value::Object(more)) = (&mut v, sink) {
+        all.extend(more);
+    }
+    v
 }
 
 /// The churned (or, `end`, the sentinel) name of `signal/name-owner-churn` for
