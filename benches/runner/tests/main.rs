@@ -47,6 +47,7 @@ mod pinned_rows;
 mod portability_labels;
 mod portable_reports;
 mod program_adapters;
+mod program_apps;
 mod program_parsers;
 mod program_subscriptions;
 mod property_storm;
