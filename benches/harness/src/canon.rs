@@ -51,6 +51,7 @@ pub fn canon() -> Value {
         "props": tables::props(),
         "introspection": introspection(),
         "standard": standard(),
+        "proxied": proxied(),
         "scenarios": scenario::all().map(scenario_json).collect::<Vec<_>>(),
         "contract": tables::contract(),
     })
@@ -151,6 +152,24 @@ fn introspection() -> Value {
         })
         .collect();
     Value::Object(map)
+}
+
+/// The object of `proxy/create-call/<server>` (`ipc::proxied`), for the
+/// programs that serve it themselves: what it is and its XML per server.
+fn proxied() -> Value {
+    use ipc::proxied::{self as p, ProxyServer};
+    json!({
+        "name_suffix": p::proxied_name(""),
+        "path": p::PROXIED_PATH,
+        "interface": p::PROXIED_INTERFACE,
+        "method": p::PROXIED_METHOD,
+        "property": p::PROXIED_PROPERTY,
+        "count": p::PROXIED_COUNT,
+        "xml": {
+            "props": p::proxied_xml(ProxyServer::Props),
+            "no-props": p::proxied_xml(ProxyServer::NoProps),
+        },
+    })
 }
 
 fn standard() -> Value {

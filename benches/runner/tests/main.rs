@@ -49,6 +49,7 @@ mod portable_reports;
 mod program_adapters;
 mod program_apps;
 mod program_parsers;
+mod program_proxied;
 mod program_subscriptions;
 mod property_storm;
 mod props;

@@ -2,13 +2,15 @@
 //! (Python: dbus-fast, dbus-python, jeepney through
 //! benches/programs/python/dbus_matrix_py/apps.py; Ruby: ruby-dbus through
 //! benches/programs/ruby/dbus_matrix/apps.rb; C: libdbus-c's apps.c):
-//! `call/in-only-bytes/<n>` gives verified values on dbus-daemon and busd
-//! (dbus-broker: `applications::self_served_cells_run_on_dbus_broker_and_busd`
-//! runs the Rust arms there; the Nix sandbox cannot start it), peer to peer
-//! says why not,
-//! the other application families say they are not written, and a sink that
-//! loses a byte fails the cell (a mutant of the shared tally in each
-//! language).
+//! `call/in-only-bytes/<n>` (every program) and `proxy/create-call/<server>`
+//! (dbus-fast, dbus-python: each serves the object itself, as
+//! dbus_matrix_py/proxied.py answers, `program_proxied`) give verified values
+//! on dbus-daemon and busd (dbus-broker: `applications::
+//! self_served_cells_run_on_dbus_broker_and_busd` runs the Rust arms there;
+//! the Nix sandbox cannot start it), peer to peer says why not, the other
+//! application families say they are not written, and a sink that loses a
+//! byte or a proxied object that counts no call fails the cell (mutants of
+//! the shared code in each language).
 
 use std::path::{Path, PathBuf};
 
@@ -24,18 +26,16 @@ const PROGRAMS: [&str; 5] = [
     "libdbus-c-1.14",
 ];
 const IN_ONLY: &str = "call/in-only-bytes/16384";
-/// Not written for the programs yet: each says so.
-const NOT_YET: [&str; 3] = [
-    "call/connections-in-process/1",
-    "proxy/create-call/props",
-    "proxy/create-call/no-props",
-];
+const K1: &str = "call/connections-in-process/1";
+const PROXY: [&str; 2] = ["proxy/create-call/props", "proxy/create-call/no-props"];
+/// The programs with a proxy cell: each builds its library's proxy per op.
+const WITH_PROXY: [&str; 2] = ["dbus-fast-5.2", "dbus-python-1.3"];
 const BUSES: [&str; 2] = ["dbus-daemon", "busd"];
 
 #[test]
 fn the_programs_sinks_give_verified_values_on_dbus_daemon_and_busd() {
     let out = TempDir::new("program-apps");
-    let scenarios: Vec<&str> = std::iter::once(IN_ONLY).chain(NOT_YET).collect();
+    let scenarios: Vec<&str> = [IN_ONLY, K1].into_iter().chain(PROXY).collect();
     let r = repo_smoke_results(
         out.path(),
         &[
@@ -53,14 +53,36 @@ fn the_programs_sinks_give_verified_values_on_dbus_daemon_and_busd() {
             assert_unavailable_cells(&r, a, &why);
             continue;
         }
+        let proxies = WITH_PROXY.contains(&a);
+        let served: Vec<&str> = std::iter::once(IN_ONLY)
+            .chain(PROXY.into_iter().filter(|_| proxies))
+            .collect();
         for bus in BUSES {
-            let c = cell(&r, a, IN_ONLY, bus);
-            assert_eq!(c.status(), CellStatus::Ok, "{a} {bus}: {:?}", c.outcome);
-            assert!(c.measurement().unwrap().wall.median_ns.point > 0.0);
+            for s in &served {
+                let c = cell(&r, a, s, bus);
+                assert_eq!(c.status(), CellStatus::Ok, "{a} {s} {bus}: {:?}", c.outcome);
+                assert!(c.measurement().unwrap().wall.median_ns.point > 0.0);
+            }
+            for s in PROXY.into_iter().filter(|_| proxies) {
+                // The proxy's Introspect and the call, each with its reply (dbus-python
+                // also asks the bus for the name's owner): measured 4 and 6 per op.
+                let m = cell(&r, a, s, bus).measurement().unwrap();
+                let n = m.costs.as_ref().and_then(|c| c.bus_messages_per_op);
+                let n = n.unwrap_or_else(|| panic!("{a} {s} {bus}: bus messages not counted"));
+                assert!(
+                    n >= 3.9,
+                    "{a} {s} {bus}: {n} bus messages per op, expected Introspect and Void"
+                );
+            }
         }
-        let why = reason_of(&r, a, IN_ONLY, "p2p");
-        assert!(why.contains("peer to peer"), "{a} p2p: {why}");
-        for s in NOT_YET {
+        for s in &served {
+            let why = reason_of(&r, a, s, "p2p");
+            assert!(why.contains("peer to peer"), "{a} {s} p2p: {why}");
+        }
+        let not_yet: Vec<&str> = std::iter::once(K1)
+            .chain(PROXY.into_iter().filter(|_| !proxies))
+            .collect();
+        for s in not_yet {
             let family = &s[..s.rfind('/').unwrap()];
             assert_eq!(
                 reason_of(&r, a, s, "dbus-daemon"),
@@ -71,14 +93,18 @@ fn the_programs_sinks_give_verified_values_on_dbus_daemon_and_busd() {
     }
 }
 
-/// A matrix of the mutant programs in `dir` on dbus-daemon, `call/in-only-bytes` only.
+/// A matrix of the mutant programs in `dir` on dbus-daemon.
 fn mutant_matrix(dir: &Path) -> PathBuf {
     let toml = format!(
         "schema = 1\n[[adapter]]\nid = \"jeepney-0.8\"\npackage = \"adapter-jeepney-0-8\"\npath = \"{d}\"\n\
-         program = \"mutant.py\"\nlibrary = \"jeepney\"\n[[adapter]]\nid = \"ruby-dbus-0.16\"\n\
+         program = \"mutant.py\"\nlibrary = \"jeepney\"\n[[adapter]]\nid = \"dbus-python-1.3\"\n\
+         package = \"adapter-dbus-python-1-3\"\npath = \"{d}\"\nprogram = \"mutant-dbus-python.py\"\n\
+         library = \"dbus-python\"\n[[adapter]]\nid = \"ruby-dbus-0.16\"\n\
          package = \"adapter-ruby-dbus-0-16\"\npath = \"{d}\"\nprogram = \"mutant.rb\"\nlibrary = \"ruby-dbus\"\n\
-         {unavailable}[[scenario]]\nid = \"{IN_ONLY}\"\n[[bus]]\nid = \"dbus-daemon\"\n[profile.smoke]\n\
+         {unavailable}[[scenario]]\nid = \"{IN_ONLY}\"\n[[scenario]]\nid = \"{props}\"\n[[bus]]\n\
+         id = \"dbus-daemon\"\n[profile.smoke]\n\
          sample_size = 10\nwarm_up = 0.05\nmeasurement = 0.1\nnresamples = 1000\ntimer = \"direct\"\n",
+        props = PROXY[0],
         d = dir.display(),
         // As in the repository's matrix: unavailable where the build mode cannot have it.
         unavailable = unavailable_in_toml("ruby-dbus-0.16"),
@@ -89,7 +115,8 @@ fn mutant_matrix(dir: &Path) -> PathBuf {
 }
 
 /// jeepney's and ruby-dbus's programs with the shared tally mutated: the sink
-/// records each array without its first byte.
+/// records each array without its first byte; dbus-python's with the proxied
+/// object's answers mutated: `Void` answered but not counted.
 fn write_mutants(dir: &Path) {
     let programs = workspace().join("programs");
     let py = format!(
@@ -111,8 +138,23 @@ fn write_mutants(dir: &Path) {
         ruby = programs.join("ruby").display().to_string(),
         real = programs.join("ruby-dbus-0.16/adapter.rb").display().to_string(),
     );
+    let uncounted = format!(
+        "#!{python3}\nimport runpy, sys\nsys.path[:0] = [{python:?}, {beside:?}]\n\
+         from dbus_matrix_py import proxied\n\
+         answer = proxied.answer\n\
+         proxied.answer = lambda *a: tuple(x if i != 3 else False for i, x in enumerate(answer(*a)))\n\
+         real = {real:?}\nsys.argv[0] = real\nrunpy.run_path(real, run_name='__main__')\n",
+        python3 = interpreter_of("dbus-python-1.3/adapter.py").display(),
+        python = programs.join("python").display().to_string(),
+        beside = programs.join("dbus-python-1.3").display().to_string(),
+        real = programs.join("dbus-python-1.3/adapter.py").display().to_string(),
+    );
     use std::os::unix::fs::PermissionsExt;
-    for (name, body) in [("mutant.py", py), ("mutant.rb", rb)] {
+    for (name, body) in [
+        ("mutant.py", py),
+        ("mutant.rb", rb),
+        ("mutant-dbus-python.py", uncounted),
+    ] {
         let path = dir.join(name);
         std::fs::write(&path, body).unwrap();
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
@@ -137,4 +179,10 @@ fn a_sink_that_loses_a_byte_fails_the_programs_cells() {
         let why = reason_of(&r, a, IN_ONLY, "dbus-daemon");
         assert!(why.contains("verification failed: received digest"), "{a}: {why}");
     }
+    // The proxied object's mutant: its sink untouched, its proxy cell fails.
+    let a = "dbus-python-1.3";
+    assert_eq!(status_on(&r, a, IN_ONLY, "dbus-daemon"), CellStatus::Ok, "{a}");
+    assert_eq!(status_on(&r, a, PROXY[0], "dbus-daemon"), CellStatus::Failed, "{a}");
+    let why = reason_of(&r, a, PROXY[0], "dbus-daemon");
+    assert!(why.contains("verification failed: received digest"), "{a}: {why}");
 }
