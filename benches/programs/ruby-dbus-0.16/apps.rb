@@ -11,14 +11,26 @@
 # (`message_queue.pop` + `process`). Connection B calls it by that name
 # through a ProxyObject (`service(name).object(path)[interface]`, which
 # introspects once, before timing) and awaits the empty reply.
+#
+# `proxy/create-call/<server>`: connection A owns `<service>.Proxied`
+# (RequestName, DO_NOT_QUEUE) and answers every method call on a thread of
+# its own from its message queue with ruby/dbus_matrix/proxied.rb's answers
+# (the harness's raw server is Rust: the programs serve the object
+# themselves; ruby-dbus's object server answers Introspect with XML of its
+# own making, so the raw queue is what keeps the answers the harness's). One
+# op builds a ProxyObject
+# (`service(name).object(path)`, whose `[interface]` introspects it: one
+# Introspect call), calls `Void` (send_sync) and drops it.
 require "dbus"
 require "dbus_matrix/apps"
 require "dbus_matrix/canon"
+require "dbus_matrix/proxied"
 
 module RubyDbusApps
   A = DbusMatrix::Apps
   C = DbusMatrix::Canon
-  KINDS = [A::IN_ONLY_BYTES].freeze
+  PX = DbusMatrix::Proxied
+  KINDS = ([A::IN_ONLY_BYTES] + PX::KINDS).freeze
 
   # The sink object: each SinkBytes recorded in the tally.
   class Sink < DBus::Object
@@ -35,9 +47,51 @@ module RubyDbusApps
     end
   end
 
+  def self.reply_to(call, sig, values)
+    r = DBus::Message.method_return(call)
+    DBus::Type::Parser.new(sig).parse.zip(values).each { |type, v| r.add_param(type, v) }
+    r
+  end
+
+  # A's thread: every method call answered as proxied.rb says.
+  def self.serve_proxied(bus, server, tally)
+    loop do
+      m = bus.message_queue.pop
+      next unless m.message_type == DBus::Message::METHOD_CALL
+
+      a = PX.answer(server, m.path, m.interface, m.member, m.params)
+      next if m.instance_variable_get(:@flags) & DBus::Message::NO_REPLY_EXPECTED != 0
+
+      if a[0] == "error"
+        bus.message_queue.push(DBus::Message.error(m, a[1], a[2]))
+        next
+      end
+      tally.receive("".b) if a[3]
+      bus.message_queue.push(reply_to(m, a[1], a[2]))
+    end
+  rescue EOFError, IOError
+    nil # the process is ending
+  end
+
+  def self.proxy_create(connect, t, server)
+    tally = A::SinkTally.new
+    name = PX.proxied_name(t[:service_name])
+    a = connect.call
+    owned = a.proxy.RequestName(name, 4)[0] # DO_NOT_QUEUE
+    raise "could not own #{name} (RequestName answered #{owned})" unless owned == 1
+
+    Thread.new { serve_proxied(a, server, tally) }
+    b = connect.call
+    lambda do
+      b.service(name).object(PX::PATH)[PX::INTERFACE].send(PX::METHOD)
+      tally.take
+    end
+  end
+
   # The operation of an application op; connect.call opens a bus connection.
   def self.client(connect, t, op)
     kind, n = op
+    return proxy_create(connect, t, PX::SERVERS[kind]) if PX::KINDS.include?(kind)
     raise "no application client for #{kind}" unless kind == A::IN_ONLY_BYTES
 
     tally = A::SinkTally.new

@@ -3,8 +3,8 @@
 //! benches/programs/python/dbus_matrix_py/apps.py; Ruby: ruby-dbus through
 //! benches/programs/ruby/dbus_matrix/apps.rb; C: libdbus-c's apps.c):
 //! `call/in-only-bytes/<n>` (every program) and `proxy/create-call/<server>`
-//! (dbus-fast, dbus-python, jeepney: each serves the object itself, as
-//! dbus_matrix_py/proxied.py answers, `program_proxied`) give verified values
+//! (dbus-fast, dbus-python, jeepney, ruby-dbus: each serves the object itself, as
+//! dbus_matrix_py/proxied.py and dbus_matrix/proxied.rb answer, `program_proxied`) give verified values
 //! on dbus-daemon and busd (dbus-broker: `applications::
 //! self_served_cells_run_on_dbus_broker_and_busd` runs the Rust arms there;
 //! the Nix sandbox cannot start it), peer to peer says why not, the other
@@ -31,9 +31,15 @@ const PROXY: [&str; 2] = ["proxy/create-call/props", "proxy/create-call/no-props
 /// The programs with a proxy cell, and the bus messages one op makes (measured on
 /// dbus-daemon and busd): the call and its reply, plus dbus-fast's Introspect
 /// (`introspect` before `get_proxy_object`) and dbus-python's GetNameOwner and
-/// Introspect (`get_object`'s defaults), each with its reply; jeepney's `Proxy`
-/// sends nothing of its own.
-const WITH_PROXY: [(&str, f64); 3] = [("dbus-fast-5.2", 4.0), ("dbus-python-1.3", 6.0), ("jeepney-0.8", 2.0)];
+/// Introspect (`get_object`'s defaults), ruby-dbus's Introspect (a new
+/// `ProxyObject`'s `[interface]`), each with its reply; jeepney's `Proxy` sends
+/// nothing of its own.
+const WITH_PROXY: [(&str, f64); 4] = [
+    ("dbus-fast-5.2", 4.0),
+    ("dbus-python-1.3", 6.0),
+    ("jeepney-0.8", 2.0),
+    ("ruby-dbus-0.16", 4.0),
+];
 const BUSES: [&str; 2] = ["dbus-daemon", "busd"];
 
 #[test]

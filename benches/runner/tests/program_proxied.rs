@@ -1,6 +1,7 @@
-//! The object of `proxy/create-call/<server>` as the Python programs serve it
-//! themselves (benches/programs/python/dbus_matrix_py/proxied.py: the
-//! harness's raw server is Rust, inside the Rust adapters): for every call a
+//! The object of `proxy/create-call/<server>` as the Python and Ruby programs
+//! serve it themselves (benches/programs/python/dbus_matrix_py/proxied.py,
+//! benches/programs/ruby/dbus_matrix/proxied.rb: the harness's raw server is
+//! Rust, inside the Rust adapters): for every call a
 //! proxy may make (Introspect, Peer.Ping, Properties.Get/GetAll/Set of ours
 //! and of other interfaces, the counted `Void`, unknown objects and methods,
 //! calls without INTERFACE) it answers what the harness's
@@ -68,8 +69,17 @@ print(json.dumps({"answers": out, "xml": {s: proxied.xml(s) for s in ("props", "
                   "name": proxied.proxied_name("io.killing.spark.Bench.x")}))
 "#;
 
+const RUBY: &str = r#"
+require "json"
+require "dbus_matrix/proxied"
+PX = DbusMatrix::Proxied
+out = JSON.parse($stdin.read).map { |c| PX.answer(*c) }
+puts JSON.generate({ "answers" => out, "xml" => %w[props no-props].to_h { |s| [s, PX.xml(s)] },
+                     "name" => PX.proxied_name("io.killing.spark.Bench.x") })
+"#;
+
 #[test]
-fn the_python_proxied_object_answers_as_the_harness() {
+fn the_python_and_ruby_proxied_objects_answer_as_the_harness() {
     let (path, iface, props) = (p::PROXIED_PATH, p::PROXIED_INTERFACE, "org.freedesktop.DBus.Properties");
     let calls = [
         json!([path, iface, p::PROXIED_METHOD, []]),
@@ -95,9 +105,19 @@ fn the_python_proxied_object_answers_as_the_harness() {
             cases.push(Value::Array(c));
         }
     }
-    let mut child = Command::new(interpreter_of("jeepney-0.8/adapter.py"))
-        .args(["-c", PYTHON])
-        .env("PYTHONPATH", workspace().join("programs").join("python"))
+    let programs = workspace().join("programs");
+    let mut python = Command::new(interpreter_of("jeepney-0.8/adapter.py"));
+    python.args(["-c", PYTHON]).env("PYTHONPATH", programs.join("python"));
+    let mut ruby = Command::new(interpreter_of("ruby-dbus-0.16/adapter.rb"));
+    ruby.arg("-I").arg(programs.join("ruby")).args(["-e", RUBY]);
+    for (language, command) in [("Python", python), ("Ruby", ruby)] {
+        check_answers(language, command, &cases);
+    }
+}
+
+/// Runs one language's answers of `cases` and compares each with the harness's.
+fn check_answers(language: &str, mut command: Command, cases: &[Value]) {
+    let mut child = command
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -108,7 +128,7 @@ fn the_python_proxied_object_answers_as_the_harness() {
         .stdin
         .take()
         .unwrap()
-        .write_all(Value::Array(cases.clone()).to_string().as_bytes())
+        .write_all(Value::Array(cases.to_vec()).to_string().as_bytes())
         .unwrap();
     let o = child.wait_with_output().unwrap();
     assert!(o.status.success(), "{}", text(&o));
@@ -122,18 +142,25 @@ fn the_python_proxied_object_answers_as_the_harness() {
             ProxyServer::NoProps
         };
         let want = harness_answer(server, c);
-        assert_eq!(*a, want, "{c}");
+        assert_eq!(*a, want, "{language}: {c}");
     }
     for server in ProxyServer::ALL {
-        assert_eq!(got["xml"][server.slug()], json!(p::proxied_xml(server)));
+        assert_eq!(got["xml"][server.slug()], json!(p::proxied_xml(server)), "{language}");
     }
-    assert_eq!(got["name"], json!(p::proxied_name("io.killing.spark.Bench.x")));
+    assert_eq!(
+        got["name"],
+        json!(p::proxied_name("io.killing.spark.Bench.x")),
+        "{language}"
+    );
     // Both kinds of answer occur, and exactly the Void calls are counted.
     let counted = answers
         .iter()
         .filter(|a| a[0] == "return" && a[3] == json!(true))
         .count();
-    assert_eq!(counted, 4, "Void with and without INTERFACE, on both servers");
+    assert_eq!(
+        counted, 4,
+        "{language}: Void with and without INTERFACE, on both servers"
+    );
     assert!(answers
         .iter()
         .any(|a| a[1] == "org.freedesktop.DBus.Error.UnknownInterface"));
