@@ -51,6 +51,7 @@ pub fn canon() -> Value {
         "props": tables::props(),
         "introspection": introspection(),
         "standard": standard(),
+        "proxied": proxied(),
         "scenarios": scenario::all().map(scenario_json).collect::<Vec<_>>(),
         "contract": tables::contract(),
     })
@@ -65,7 +66,7 @@ fn service() -> Value {
         .iter()
         .map(|(m, i, o)| json!([m, i, o]))
         .collect();
-    json!({
+    let mut v = json!({
         "object_path": ipc::OBJECT_PATH,
         "interface": ipc::INTERFACE,
         "property": ipc::PROPERTY,
@@ -109,7 +110,18 @@ fn service() -> Value {
         "idle_connection_counts": ipc::IDLE_CONNECTION_COUNTS,
         "props_counts": props::PROPS_COUNTS,
         "fd_sizes": fd_passing::FD_SIZES,
-    })
+    });
+    // The sink of `call/in-only-bytes/<n>` (one json! of everything passes its recursion limit).
+    let sink = json!({
+        "sink_path": ipc::application::SINK_PATH,
+        "sink_interface": ipc::application::SINK_INTERFACE,
+        "sink_bytes": ipc::application::SINK_BYTES,
+        "sink_name_suffix": ipc::application::sink_name(""),
+    });
+    if let (Value::Object(all), Value::Object(more)) = (&mut v, sink) {
+        all.extend(more);
+    }
+    v
 }
 
 /// The churned (or, `end`, the sentinel) name of `signal/name-owner-churn` for
@@ -140,6 +152,24 @@ fn introspection() -> Value {
         })
         .collect();
     Value::Object(map)
+}
+
+/// The object of `proxy/create-call/<server>` (`ipc::proxied`), for the
+/// programs that serve it themselves: what it is and its XML per server.
+fn proxied() -> Value {
+    use ipc::proxied::{self as p, ProxyServer};
+    json!({
+        "name_suffix": p::proxied_name(""),
+        "path": p::PROXIED_PATH,
+        "interface": p::PROXIED_INTERFACE,
+        "method": p::PROXIED_METHOD,
+        "property": p::PROXIED_PROPERTY,
+        "count": p::PROXIED_COUNT,
+        "xml": {
+            "props": p::proxied_xml(ProxyServer::Props),
+            "no-props": p::proxied_xml(ProxyServer::NoProps),
+        },
+    })
 }
 
 fn standard() -> Value {

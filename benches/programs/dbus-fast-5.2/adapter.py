@@ -26,6 +26,7 @@ from dbus_fast.service import (PropertyAccess, ServiceInterface, dbus_method, db
 
 from dbus_matrix_py import canon, contract, service  # noqa: E402
 
+import apps  # noqa: E402  (beside this file)
 import props  # noqa: E402  (beside this file)
 import subscriptions  # noqa: E402  (beside this file)
 
@@ -167,7 +168,7 @@ def _invalid_args(msg):
 class DbusFast:
     # contract.py: the opt-in ops (canon.OPT_IN_FAMILIES) this adapter implements.
     IMPLEMENTS = ("in-flight", "idle-connections", "fd-passing", "property-get-all",
-                  "get-managed-objects") + subscriptions.KINDS
+                  "get-managed-objects") + subscriptions.KINDS + apps.KINDS
     id = "dbus-fast-5.2"
     library = "dbus-fast"
     version = VERSION
@@ -333,6 +334,8 @@ class DbusFast:
             return lambda: self._run(read_fd())
         if kind in subscriptions.KINDS:
             return subscriptions.client(self._run, lambda: self._connect(t), op)
+        if kind in apps.KINDS:
+            return apps.client(self._run, lambda: self._connect(t), t, op)
         bus = self._run(self._connect(t))
         if kind in ("property-get-all", "get-managed-objects"):
             op = props.client(bus, t, kind, arg)

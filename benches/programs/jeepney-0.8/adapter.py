@@ -19,6 +19,7 @@ from jeepney.io.blocking import open_dbus_connection  # noqa: E402
 
 from dbus_matrix_py import canon, contract, service  # noqa: E402
 
+import apps  # noqa: E402  (beside this file)
 import subscriptions  # noqa: E402  (beside this file)
 
 NO_P2P = ("jeepney 0.8 has no peer-to-peer connection: jeepney.io.blocking.DBusConnection "
@@ -57,7 +58,7 @@ def _read_fd(msg):
 class Jeepney:
     # contract.py: the opt-in ops (canon.OPT_IN_FAMILIES) this adapter implements.
     IMPLEMENTS = ("in-flight", "idle-connections", "fd-passing", "property-get-all",
-                  "get-managed-objects") + subscriptions.KINDS
+                  "get-managed-objects") + subscriptions.KINDS + apps.KINDS
     id = "jeepney-0.8"
     library = "jeepney"
     version = jeepney.__version__
@@ -197,6 +198,8 @@ class Jeepney:
             return marshal_send
         if kind in subscriptions.KINDS:
             return subscriptions.client(lambda: self._connect(t), _check_reply, op)
+        if kind in apps.KINDS:
+            return apps.client(lambda: self._connect(t), _check_reply, t, op)
         conn = self._connect(t)
         addr = DBusAddress(canon.OBJECT_PATH, bus_name=t["service_name"], interface=canon.BENCH_INTERFACE)
         if kind == "call":

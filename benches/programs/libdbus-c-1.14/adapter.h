@@ -48,9 +48,10 @@ typedef enum {
     OP_CALL, OP_ECHO, OP_PROP_GET, OP_PROP_X100, OP_COLD_START, OP_EMIT_RECEIVE, OP_FANOUT,
     OP_NONMATCHING, OP_HELLO, OP_MARSHAL_SEND, OP_RAW_SOCKET, OP_IN_FLIGHT, OP_IDLE,
     OP_GET_ALL, OP_MANAGED_OBJECTS, OP_FD_PASSING, OP_MATCH_CHURN, OP_BURST,
-    OP_DELIVERED_BROAD, OP_DELIVERED_ARG0, OP_NAME_CHURN, OP_PROPERTY_STORM, OP_APP
+    OP_DELIVERED_BROAD, OP_DELIVERED_ARG0, OP_NAME_CHURN, OP_PROPERTY_STORM, OP_IN_ONLY, OP_APP
 } op_kind;
-/* family: the canon's opt_in_family (OP_APP: issue 31's application families, not written here). */
+/* family: the canon's opt_in_family (OP_APP: issue 31's application families not written here;
+ * OP_IN_ONLY, call/in-only-bytes, is: apps.c). */
 typedef struct { op_kind kind; int method; long n; const char *family; } op_t;
 typedef canon_method_t method_t;
 #define METHODS CANON_METHODS
@@ -83,6 +84,8 @@ typedef struct { int p2p; const char *address, *socket, *service_name; } transpo
 extern const char *NO_P2P;
 int serve(const transport_t *t);
 int subscribe(const transport_t *t, int connections, int extra_rules, const char *ack_fifo);
+/* A private connection to the bus (SASL, Hello), or NULL with err set. */
+DBusConnection *connect_bus(const transport_t *t, char *err, size_t errlen);
 int cold_start(const transport_t *t);
 /* The client op: call it, it returns 0 and the digest of what came back. */
 typedef struct client client_t;
@@ -106,5 +109,12 @@ int props_get_all_call(DBusConnection *conn, const char *destination, long n, ui
                        size_t errlen);
 int props_managed_objects_call(DBusConnection *conn, const char *destination, long n, uint64_t *digest, char *err,
                                size_t errlen);
+
+/* --- apps.c: call/in-only-bytes/<n> (harness/src/ipc/application.rs) ------- */
+typedef struct in_only in_only_t;
+/* Serves the sink on connection A (a thread of its own), opens the calling connection B. */
+in_only_t *in_only_new(const transport_t *t, long n, char *err, size_t errlen);
+/* One SinkBytes call from B, its empty reply awaited; the digest is the sink's tally. */
+int in_only_op(in_only_t *s, uint64_t *digest, char *err, size_t errlen);
 
 #endif

@@ -113,7 +113,7 @@ static const struct { const char *name; op_kind kind; } OPS[] = {
     {"burst", OP_BURST}, {"delivered-broad", OP_DELIVERED_BROAD}, {"delivered-arg0", OP_DELIVERED_ARG0},
     {"name-owner-churn-broad", OP_NAME_CHURN}, {"name-owner-churn-arg0", OP_NAME_CHURN},
     {"property-storm", OP_PROPERTY_STORM},
-    {"in-only-bytes", OP_APP}, {"connections-in-process", OP_APP},
+    {"in-only-bytes", OP_IN_ONLY}, {"connections-in-process", OP_APP},
     {"proxy-create-props", OP_APP}, {"proxy-create-no-props", OP_APP}, {"proxy-startup", OP_APP},
 };
 

@@ -32,6 +32,10 @@
 #define CANON_BURST_END "burst end"
 #define CANON_DELIVERED_NOISE_TEXT "noise %d"
 #define CANON_DELIVERED_ARG0_RULE "type='signal',interface='io.killing.spark.Bench',member='Ping',path='/io/killing/spark',arg0='Testtest'"
+#define CANON_SINK_PATH "/io/killing/spark/sink"
+#define CANON_SINK_INTERFACE "io.killing.spark.Sink"
+#define CANON_SINK_BYTES "SinkBytes"
+#define CANON_SINK_NAME_SUFFIX ".Sink"
 #define CANON_IN_INT 7
 #define CANON_OUT_INT 42
 #define CANON_ECHO_MODULUS 251

@@ -14,7 +14,7 @@ const char *NO_P2P =
     "libdbus has no main loop of its own: serving peer to peer (DBusServer) needs one supplied through "
     "dbus_server_set_watch_functions, and this adapter uses libdbus alone, with no main loop library";
 
-static DBusConnection *connect_bus(const transport_t *t, char *err, size_t errlen) {
+DBusConnection *connect_bus(const transport_t *t, char *err, size_t errlen) {
     DBusError e;
     dbus_error_init(&e);
     DBusConnection *c = dbus_connection_open_private(t->address, &e);
@@ -244,6 +244,7 @@ struct client {
     int memfd; /* call/fd-passing: written once here */
     DBusConnection **held; /* connect/idle-connections: the batch held open */
     long n_held;
+    in_only_t *sink; /* call/in-only-bytes: apps.c */
 };
 
 static int wait_ping(DBusConnection *c, uint64_t *digest, char *err, size_t errlen) {
@@ -358,6 +359,7 @@ client_t *client_new(const transport_t *t, op_t op, char *err, size_t errlen) {
     if (op.kind == OP_HELLO) return c;
     if (op.kind == OP_IDLE) return c->held = calloc((size_t)op.n, sizeof *c->held), c;
     if (op.kind == OP_MARSHAL_SEND) return body_of("mixed", &c->mixed) ? NULL : c;
+    if (op.kind == OP_IN_ONLY) return (c->sink = in_only_new(t, op.n, err, errlen)) ? c : NULL;
     if (!(c->conn = connect_bus(t, err, errlen))) return NULL;
     if (op.kind == OP_ECHO) c->payload = echo_payload(op.n);
     if (op.kind == OP_FD_PASSING && (c->memfd = fd_passing_memfd(op.n)) < 0)
@@ -520,6 +522,8 @@ int client_op(client_t *c, uint64_t *digest, char *err, size_t errlen) {
     digest_t d;
     d_init(&d);
     switch (c->op.kind) {
+    case OP_IN_ONLY:
+        return in_only_op(c->sink, digest, err, errlen);
     case OP_HELLO:
     case OP_MARSHAL_SEND: {
         DBusConnection *conn = connect_bus(&c->t, err, errlen);

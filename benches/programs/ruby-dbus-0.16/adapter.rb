@@ -11,6 +11,7 @@ require "dbus"
 require "dbus_matrix/canon"
 require "dbus_matrix/contract"
 require "dbus_matrix/service"
+require_relative "apps"
 require_relative "subscriptions"
 
 class RubyDbus
@@ -24,7 +25,7 @@ class RubyDbus
 
   # contract.rb: the opt-in ops (canon.rb OPT_IN_FAMILIES) this adapter implements.
   IMPLEMENTS = (%w[in-flight idle-connections property-get-all get-managed-objects] +
-                RubyDbusSubscriptions::KINDS).freeze
+                RubyDbusSubscriptions::KINDS + RubyDbusApps::KINDS).freeze
 
   def id = "ruby-dbus-0.16"
   def library = "ruby-dbus"
@@ -241,6 +242,7 @@ class RubyDbus
       }
     end
     return RubyDbusSubscriptions.client(-> { connect(t) }, op) if RubyDbusSubscriptions::KINDS.include?(kind)
+    return RubyDbusApps.client(-> { connect(t) }, t, op) if RubyDbusApps::KINDS.include?(kind)
 
     bus = connect(t)
     case kind

@@ -208,6 +208,10 @@ pub fn c_header(canon: &Value) -> String {
         "burst_end",
         "delivered_noise_text",
         "delivered_arg0_rule",
+        "sink_path",
+        "sink_interface",
+        "sink_bytes",
+        "sink_name_suffix",
     ] {
         let _ = writeln!(w, "#define CANON_{} {}", key.to_uppercase(), lit(s(svc, key)));
     }

@@ -175,6 +175,11 @@ fn the_subscription_templates_expand_as_the_harness_names_and_rules() {
     }
     assert_eq!(t("name_owner_rule"), sub::name_owner_rule(RuleScope::Broad, "any"));
     assert_eq!(v["service"]["name_churns"].as_u64(), Some(sub::NAME_CHURNS as u64));
+    let service = "io.killing.spark.Bench.x";
+    assert_eq!(
+        format!("{service}{}", t("sink_name_suffix")),
+        ipc::application::sink_name(service)
+    );
     assert_eq!(expand(&t("burst_text"), &[7]), sub::burst_text(7));
     assert_eq!(expand(&t("delivered_noise_text"), &[3]), sub::delivered_noise_text(3));
     assert_eq!(
