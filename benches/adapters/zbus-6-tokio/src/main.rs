@@ -4,8 +4,6 @@
 
 #[path = "../../../adapter-shared/zbus/apps.rs"]
 mod apps;
-#[path = "../../../adapter-shared/zbus/startup.rs"]
-mod startup;
 #[path = "../../../adapter-shared/zbus/builders.rs"]
 mod builders;
 #[path = "../../../adapter-shared/zbus/codec.rs"]
@@ -23,6 +21,8 @@ mod props;
 mod runtime;
 #[path = "../../../adapter-shared/zbus/service.rs"]
 mod service;
+#[path = "../../../adapter-shared/zbus/startup.rs"]
+mod startup;
 #[path = "../../../adapter-shared/zbus/storm.rs"]
 mod storm;
 #[path = "../../../adapter-shared/zbus/zvariant_5_6.rs"]
