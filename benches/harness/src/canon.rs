@@ -52,6 +52,8 @@ pub fn canon() -> Value {
         "introspection": introspection(),
         "standard": standard(),
         "proxied": proxied(),
+        "startup": startup(),
+        "storm": storm(),
         "scenarios": scenario::all().map(scenario_json).collect::<Vec<_>>(),
         "contract": tables::contract(),
     })
@@ -169,6 +171,45 @@ fn proxied() -> Value {
             "props": p::proxied_xml(ProxyServer::Props),
             "no-props": p::proxied_xml(ProxyServer::NoProps),
         },
+    })
+}
+
+/// The tree of `proxy/startup/<n>` (`ipc::startup`), for the programs that
+/// serve it themselves: the root's XML is `root_xml_head`, then
+/// `root_xml_child` once per child i = 0 … n − 1 (`%d` is i), then
+/// `root_xml_tail`; every child answers `child_xml`, and its `Id` is i.
+fn startup() -> Value {
+    use ipc::startup::{self as st, StartupServer};
+    let empty = st::root_xml(0, StartupServer::Sound);
+    json!({
+        "sizes": st::STARTUP_SIZES,
+        "root": st::STARTUP_ROOT,
+        "interface": st::STARTUP_INTERFACE,
+        "method": st::STARTUP_METHOD,
+        "child_name": tables::template_of(st::child_name),
+        "root_xml_head": &empty[..empty.len() - ROOT_XML_TAIL.len()],
+        "root_xml_child": tables::template_of(st::child_node_xml),
+        "root_xml_tail": ROOT_XML_TAIL,
+        "child_xml": st::child_xml(),
+    })
+}
+
+/// What closes the root's XML after its children (`startup`).
+const ROOT_XML_TAIL: &str = "</node>\n";
+
+/// The object of `property/changed-storm/<n>` (`ipc::storm`): update i
+/// announces `Level = i + 1` (`ipc::storm::level`); a subscriber without a
+/// property cache subscribes with `changed_rule`.
+fn storm() -> Value {
+    use ipc::storm as s;
+    json!({
+        "sizes": s::STORM_SIZES,
+        "path": s::STORM_PATH,
+        "interface": s::STORM_INTERFACE,
+        "property": s::STORM_PROPERTY,
+        "initial_level": s::INITIAL_LEVEL,
+        "changed_rule": s::changed_rule(),
+        "settle_ms": s::SETTLE.as_millis() as u64,
     })
 }
 

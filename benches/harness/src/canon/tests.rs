@@ -187,3 +187,29 @@ fn the_subscription_templates_expand_as_the_harness_names_and_rules() {
         Some(sub::MATCH_RULE_NOT_FOUND)
     );
 }
+
+#[test]
+fn the_startup_tree_expands_to_the_servers_xml() {
+    use crate::ipc::startup::{self as st, StartupServer};
+    let v = canon();
+    let s = &v["startup"];
+    for n in [0, 1, 20, 200] {
+        let mut xml = s["root_xml_head"].as_str().unwrap().to_string();
+        for i in 0..n {
+            xml.push_str(&expand(s["root_xml_child"].as_str().unwrap(), &[i]));
+        }
+        xml.push_str(s["root_xml_tail"].as_str().unwrap());
+        assert_eq!(xml, st::root_xml(n, StartupServer::Sound), "{n} children");
+        assert_eq!(st::child_names_unparsed(&xml).len(), n);
+    }
+    assert_eq!(s["child_xml"].as_str(), Some(st::child_xml().as_str()));
+    assert_eq!(expand(s["child_name"].as_str().unwrap(), &[7]), st::child_name(7));
+}
+
+#[test]
+fn the_storm_is_the_harness_storm() {
+    use crate::ipc::storm as st;
+    let v = canon();
+    assert_eq!(v["storm"]["changed_rule"].as_str(), Some(st::changed_rule().as_str()));
+    assert_eq!(v["storm"]["settle_ms"].as_u64(), Some(st::SETTLE.as_millis() as u64));
+}

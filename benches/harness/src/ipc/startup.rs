@@ -60,10 +60,13 @@ pub fn root_xml(n: usize, server: StartupServer) -> String {
     } else {
         n
     };
-    let children: String = (0..listed)
-        .map(|i| format!("  <node name=\"{}\"/>\n", child_name(i)))
-        .collect();
+    let children: String = (0..listed).map(child_node_xml).collect();
     format!("{DOCTYPE}<node>\n{INTROSPECTABLE_XML}{PROPERTIES_XML}{children}</node>\n")
+}
+
+/// The line of the root's XML that lists child `i`.
+pub fn child_node_xml(i: usize) -> String {
+    format!("  <node name=\"{}\"/>\n", child_name(i))
 }
 
 /// A child's introspection XML: the interface with `Id`, then the standard
