@@ -61,6 +61,9 @@ fn notes(w: &FloodWatch, session: &BusSession, n: Option<usize>, m: &Measurement
         .as_ref()
         .and_then(|c| c.process("client"))
         .map(|p| p.cpu_ns_per_op);
+    if let Some(rate) = n.and_then(|n| carried_rate_note(n, m.wall.median_ns.point)) {
+        notes.push(rate);
+    }
     if let (Some(cpu), Some(n)) = (per_op, n.filter(|&n| n > 0)) {
         notes.push(format!(
             "the client process's CPU per signal of the flood: {:.2} µs (emitter and subscriber together: its CPU per operation / {n})",
@@ -68,6 +71,19 @@ fn notes(w: &FloodWatch, session: &BusSession, n: Option<usize>, m: &Measurement
         ));
     }
     notes
+}
+
+/// The rate the library carried (issue 31, item 2: "the highest rate a library
+/// sustains"): the emitter sends the n signals back to back and the operation
+/// ends when the subscriber holds every one, verified, so n over the median
+/// operation is the rate from emitter to subscriber at which nothing was lost.
+fn carried_rate_note(n: usize, median_ns: f64) -> Option<String> {
+    (n > 0 && median_ns > 0.0).then(|| {
+        format!(
+            "the rate carried from emitter to subscriber, nothing lost: {:.0} signals/s ({n} sent back to back over the median operation)",
+            n as f64 * 1e9 / median_ns
+        )
+    })
 }
 
 /// Whether the daemon said it disconnected anyone, in its own words.
@@ -84,7 +100,15 @@ fn disconnect_note(said: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::disconnect_note;
+    use super::{carried_rate_note, disconnect_note};
+
+    #[test]
+    fn the_carried_rate_is_the_signals_over_the_median_operation() {
+        let note = carried_rate_note(1000, 25e6).unwrap();
+        assert!(note.contains(": 40000 signals/s (1000 sent"), "{note}");
+        assert_eq!(carried_rate_note(0, 25e6), None);
+        assert_eq!(carried_rate_note(100, 0.0), None);
+    }
 
     #[test]
     fn the_daemons_words_decide_what_the_note_says() {
