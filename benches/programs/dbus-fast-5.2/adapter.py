@@ -28,6 +28,7 @@ from dbus_matrix_py import canon, contract, service  # noqa: E402
 
 import apps  # noqa: E402  (beside this file)
 import props  # noqa: E402  (beside this file)
+import storms  # noqa: E402  (beside this file)
 import subscriptions  # noqa: E402  (beside this file)
 
 VERSION = importlib.metadata.version("dbus-fast")
@@ -42,6 +43,12 @@ WRITER_FULL = ("dbus-fast %s cannot have 1000 calls in flight: its message write
                "broken connection, which it finalizes; 1000 calls queued at once fill the buffer before "
                "the bus reads them (measured: the batch fails on dbus-daemon, dbus-broker and busd, "
                "100 calls do not)" % VERSION)
+# property/changed-storm sizes whose signals, sent at once, fill the socket's send buffer.
+STORM_WRITER_FULL = ("dbus-fast %s cannot emit 1000 PropertiesChanged at once: its message writer "
+                     "(dbus_fast/aio/message_bus.py, _MessageWriter.write_callback) takes the BlockingIOError "
+                     "of a full socket send buffer (EAGAIN) for a broken connection, which it finalizes; 1000 "
+                     "signals queued in one loop iteration fill the buffer before the bus reads them "
+                     "(measured: the storm fails on dbus-daemon and busd, 100 signals do not)" % VERSION)
 BUS = "org.freedesktop.DBus"
 BUS_PATH = "/org/freedesktop/DBus"
 
@@ -168,7 +175,7 @@ def _invalid_args(msg):
 class DbusFast:
     # contract.py: the opt-in ops (canon.OPT_IN_FAMILIES) this adapter implements.
     IMPLEMENTS = ("in-flight", "idle-connections", "fd-passing", "property-get-all",
-                  "get-managed-objects") + subscriptions.KINDS + apps.KINDS
+                  "get-managed-objects") + subscriptions.KINDS + apps.KINDS + storms.KINDS
     id = "dbus-fast-5.2"
     library = "dbus-fast"
     version = VERSION
@@ -234,6 +241,8 @@ class DbusFast:
             return NO_P2P
         if op[0] == "in-flight" and op[1] >= WRITER_FULL_FROM:
             return WRITER_FULL
+        if op[0] == storms.KINDS[0] and op[1] >= WRITER_FULL_FROM:
+            return STORM_WRITER_FULL
         return None
 
     async def _connect(self, t, negotiate_unix_fd=False):
@@ -334,8 +343,10 @@ class DbusFast:
             return lambda: self._run(read_fd())
         if kind in subscriptions.KINDS:
             return subscriptions.client(self._run, lambda: self._connect(t), op)
+        if kind in storms.KINDS:
+            return storms.client(self._run, lambda: self._connect(t), op)
         if kind in apps.KINDS:
-            return apps.client(self._run, lambda: self._connect(t), t, op)
+            return apps.client(self._run, lambda: self._connect(t), t, op, lambda bus: self._interface(bus, t))
         bus = self._run(self._connect(t))
         if kind in ("property-get-all", "get-managed-objects"):
             op = props.client(bus, t, kind, arg)

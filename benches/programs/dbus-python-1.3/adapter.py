@@ -23,6 +23,7 @@ from gi.repository import GLib  # noqa: E402
 from dbus_matrix_py import canon, contract, service  # noqa: E402
 
 import apps  # noqa: E402  (beside this file)
+import storms  # noqa: E402  (beside this file)
 import subscriptions  # noqa: E402  (beside this file)
 
 # The line, not the machine's patch version: reasons end up in the committed coverage table.
@@ -280,7 +281,7 @@ def _ping():
 class DbusPython:
     # contract.py: the opt-in ops (canon.OPT_IN_FAMILIES) this adapter implements.
     IMPLEMENTS = ("in-flight", "idle-connections", "fd-passing", "property-get-all",
-                  "get-managed-objects") + subscriptions.KINDS + apps.KINDS
+                  "get-managed-objects") + subscriptions.KINDS + apps.KINDS + storms.KINDS
     id = "dbus-python-1.3"
     library = "dbus-python"
     version = dbus.__version__
@@ -352,6 +353,8 @@ class DbusPython:
             return marshal_send
         if kind in subscriptions.KINDS:
             return subscriptions.client(lambda: self._connect(t), op)
+        if kind in storms.KINDS:
+            return storms.client(lambda: self._connect(t), op)
         if kind in apps.KINDS:
             return apps.client(lambda: self._connect(t), t, op)
         conn = self._connect(t)

@@ -18,7 +18,28 @@ harness's raw server is Rust: the programs serve the object themselves,
 with or without Properties). One op builds a proxy with dbus-python's
 defaults, `get_object` (which asks the bus for the name's owner, blocking,
 and introspects before its first call) and dbus.Interface, calls `Void`
-with reply_handler (the loop iterated until it returns), and drops it."""
+with reply_handler (the loop iterated until it returns), and drops it.
+
+`call/connections-in-process/<k>`: k connections of the client process
+(BusConnection on a bus, Connection to the p2p server's socket), each with
+its proxy of the benchmark service (`get_object` + dbus.Interface, which
+introspects once, before timing); one op makes the blocking `InOutInt(i)`
+on connection i in turn (the server is another process: nothing of this
+thread's loop has to answer).
+
+`proxy/startup/<n>`: connection A owns `<service>.Proxied` and answers the
+tree of dbus_matrix_py.startup from a message filter. One op: the root's
+Introspect (`get_object(..., introspect=False)`: its own Introspect would be
+a second one) and its XML read with xml.etree: dbus-python's parser
+(dbus/_expat_introspect_parser.py, `process_introspection_data`) keeps only
+`interface.method` -> in-signature and drops child nodes, so nothing of
+dbus-python lists them; then per child `get_object` with its defaults
+(GetNameOwner of the name, and the Introspect its parser reads into the
+proxy's method map, where `Id` must be found) and `Id` through
+dbus.Interface. Every call is made with reply_handler and the loop iterated
+(A answers on this thread)."""
+
+import xml.etree.ElementTree as ET
 
 import dbus
 import dbus.bus
@@ -26,9 +47,9 @@ import dbus.lowlevel
 import dbus.service
 from gi.repository import GLib
 
-from dbus_matrix_py import apps, canon, proxied
+from dbus_matrix_py import apps, canon, proxied, startup
 
-KINDS = (apps.IN_ONLY_BYTES,) + proxied.KINDS
+KINDS = (apps.IN_ONLY_BYTES, apps.CONNECTIONS, startup.KIND) + proxied.KINDS
 if apps.SINK_BYTES != "SinkBytes":  # dbus-python names a method by its Python name
     raise RuntimeError("the canon's sink method %r is not the Sink class's SinkBytes" % apps.SINK_BYTES)
 
@@ -79,6 +100,62 @@ def _proxied_filter(server, tally):
     return on_message
 
 
+def _startup_filter(n, tally):
+    def on_message(conn, msg):
+        if not isinstance(msg, dbus.lowlevel.MethodCallMessage):
+            return dbus.lowlevel.HANDLER_RESULT_NOT_YET_HANDLED
+        a = startup.answer(n, tally, msg.get_path(), msg.get_interface(), msg.get_member())
+        if msg.get_no_reply():
+            return dbus.lowlevel.HANDLER_RESULT_HANDLED
+        if a[0] == "error":
+            reply = dbus.lowlevel.ErrorMessage(msg, a[1], a[2])
+        else:
+            reply = dbus.lowlevel.MethodReturnMessage(msg)
+            if a[1] == "a{sv}":
+                reply.append(dbus.Dictionary({}, signature="sv"), signature=a[1])
+            elif a[1]:
+                reply.append(*a[2], signature=a[1])
+        conn.send_message(reply)
+        return dbus.lowlevel.HANDLER_RESULT_HANDLED
+    return on_message
+
+
+def _await(method, *args, **kw):
+    """A call made with reply_handler, the loop iterated until it is answered."""
+    done, errors = [], []
+    method(*args, reply_handler=lambda *r: done.append(r), error_handler=errors.append, **kw)
+    _iterate_until(lambda: done or errors)
+    if errors:
+        raise RuntimeError("%s: %s" % (getattr(method, "_method_name", method), errors[0]))
+    return done[0]
+
+
+def _startup(connect, t, n):
+    tally = startup.Tally()
+    name = proxied.proxied_name(t["service_name"])
+    a = connect()
+    a.add_message_filter(_startup_filter(n, tally))
+    owned = a.request_name(name, dbus.bus.NAME_FLAG_DO_NOT_QUEUE)
+    if owned != dbus.bus.REQUEST_NAME_REPLY_PRIMARY_OWNER:
+        raise RuntimeError("could not own %s (RequestName answered %d)" % (name, owned))
+    b = connect()
+    key = "%s.%s" % (startup.INTERFACE, startup.METHOD)
+
+    def start_up():
+        root = b.get_object(name, startup.ROOT, introspect=False)
+        xml, = _await(root.Introspect, dbus_interface=startup.INTROSPECTABLE)
+        ids = []
+        for child in ET.fromstring(str(xml)).findall("node"):
+            obj = b.get_object(name, "%s/%s" % (startup.ROOT, child.attrib["name"]))
+            ids.append(int(_await(dbus.Interface(obj, startup.INTERFACE).Id)[0]))
+            # What dbus-python's parser made of the child's XML: Id must be in it.
+            if key not in obj._introspect_method_map:
+                raise RuntimeError("the proxy of %s parsed no %s from its introspection" % (obj.object_path, key))
+        return startup.op_digest(ids, tally.take())
+    start_up.keep = (a, b)  # a BusConnection nobody references is closed: they live with the op
+    return start_up
+
+
 def _proxy_create(connect, t, server):
     tally = apps.SinkTally()
     name = proxied.proxied_name(t["service_name"])
@@ -102,9 +179,25 @@ def _proxy_create(connect, t, server):
     return create_call
 
 
+def _connections(connect, t, k):
+    conns = [connect() for _ in range(k)]
+    calls = [dbus.Interface(c.get_object(t["service_name"] or None, canon.OBJECT_PATH),
+                            canon.BENCH_INTERFACE).InOutInt for c in conns]
+
+    def round_robin():
+        return apps.connections_digest([call(dbus.Int32(i)) for i, call in enumerate(calls)])
+    round_robin.keep = conns  # a BusConnection nobody references is closed: they live with the op
+    return round_robin
+
+
 def client(connect, t, op):
-    """The operation of an application op; `connect()` opens a bus connection."""
+    """The operation of an application op; `connect()` opens a connection
+    (to the bus, or to the p2p server where the op runs peer to peer)."""
     kind, n = op
+    if kind == apps.CONNECTIONS:
+        return _connections(connect, t, n)
+    if kind == startup.KIND:
+        return _startup(connect, t, n)
     if kind in proxied.KINDS:
         return _proxy_create(connect, t, proxied.SERVERS[kind])
     if kind != apps.IN_ONLY_BYTES:

@@ -20,10 +20,18 @@ from jeepney.io.blocking import open_dbus_connection  # noqa: E402
 from dbus_matrix_py import canon, contract, service  # noqa: E402
 
 import apps  # noqa: E402  (beside this file)
+import storms  # noqa: E402  (beside this file)
 import subscriptions  # noqa: E402  (beside this file)
 
 NO_P2P = ("jeepney 0.8 has no peer-to-peer connection: jeepney.io.blocking.DBusConnection "
           "always says Hello to a bus when it opens, and there is no server side to accept one")
+# Why `proxy/startup/<n>` (introspect, parse, build a proxy per object) cannot run here.
+NO_INTROSPECTION_PARSER = (
+    "jeepney 0.8 has no run-time introspection parser: Introspect (jeepney.wrappers.Introspectable) gives "
+    "the XML as a string, and only jeepney/bindgen.py parses it (code_from_xml with its Interface and Method "
+    "classes, child nodes ignored), to write the Python source of MessageGenerator classes into a file for "
+    "the `python -m jeepney.bindgen` tool, so there is nothing to build a Proxy from at run time")
+STARTUP = "proxy-startup"
 DO_NOT_QUEUE = 4
 PRIMARY_OWNER = 1
 
@@ -58,7 +66,7 @@ def _read_fd(msg):
 class Jeepney:
     # contract.py: the opt-in ops (canon.OPT_IN_FAMILIES) this adapter implements.
     IMPLEMENTS = ("in-flight", "idle-connections", "fd-passing", "property-get-all",
-                  "get-managed-objects") + subscriptions.KINDS + apps.KINDS
+                  "get-managed-objects") + subscriptions.KINDS + apps.KINDS + storms.KINDS
     id = "jeepney-0.8"
     library = "jeepney"
     version = jeepney.__version__
@@ -115,6 +123,8 @@ class Jeepney:
 
     # --- IPC ---------------------------------------------------------------
     def unsupported_ipc(self, op, p2p):
+        if op[0] == STARTUP:
+            return NO_INTROSPECTION_PARSER
         return NO_P2P if p2p else None
 
     def _connect(self, t, enable_fds=False):
@@ -198,6 +208,8 @@ class Jeepney:
             return marshal_send
         if kind in subscriptions.KINDS:
             return subscriptions.client(lambda: self._connect(t), _check_reply, op)
+        if kind in storms.KINDS:
+            return storms.client(lambda: self._connect(t), _check_reply, op)
         if kind in apps.KINDS:
             return apps.client(lambda: self._connect(t), _check_reply, t, op)
         conn = self._connect(t)

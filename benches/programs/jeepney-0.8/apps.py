@@ -18,7 +18,12 @@ programs serve the object themselves; jeepney's variants are already the
 neutral ("u", 7) pairs). One op builds jeepney's proxy, `Proxy` from
 jeepney.io.blocking over a `MessageGenerator` of the interface (what
 jeepney's generator tool writes from introspection data, written here once:
-the proxy sends nothing of its own), calls `Void` and drops it."""
+the proxy sends nothing of its own), calls `Void` and drops it.
+
+`call/connections-in-process/<k>`: k blocking connections of the client
+process, each with its `Proxy` of the benchmark interface (a
+`MessageGenerator` written once here, as for the proxied object); one op
+calls `InOutInt(i)` on connection i in turn, each reply awaited."""
 
 import threading
 
@@ -28,7 +33,7 @@ from jeepney.io.blocking import Proxy
 
 from dbus_matrix_py import apps, canon, proxied, service
 
-KINDS = (apps.IN_ONLY_BYTES,) + proxied.KINDS
+KINDS = (apps.IN_ONLY_BYTES, apps.CONNECTIONS) + proxied.KINDS
 DO_NOT_QUEUE = 4
 PRIMARY_OWNER = 1
 
@@ -67,6 +72,28 @@ class ProxiedGen(MessageGenerator):
 
     def Void(self):
         return new_method_call(self, proxied.METHOD)
+
+
+class BenchGen(MessageGenerator):
+    """The benchmark interface's InOutInt, as jeepney's generator writes it."""
+    interface = canon.BENCH_INTERFACE
+
+    def __init__(self, object_path, bus_name):
+        super().__init__(object_path=object_path, bus_name=bus_name)
+
+    def InOutInt(self, value):
+        return new_method_call(self, "InOutInt", "i", (value,))
+
+
+def _connections(connect, t, k):
+    conns = [connect() for _ in range(k)]
+    proxies = [Proxy(BenchGen(canon.OBJECT_PATH, t["service_name"]), c) for c in conns]
+
+    def round_robin():
+        # Each Proxy call returns the reply's body (an error reply raises DBusErrorResponse).
+        return apps.connections_digest([p.InOutInt(i)[0] for i, p in enumerate(proxies)])
+    round_robin.keep = conns
+    return round_robin
 
 
 def _serve_proxied(conn, server, tally):
@@ -114,6 +141,8 @@ def client(connect, check_reply, t, op):
     """The operation of an application op; `connect()` opens a bus connection,
     `check_reply(reply, what)` returns its body or raises on an error reply."""
     kind, n = op
+    if kind == apps.CONNECTIONS:
+        return _connections(connect, t, n)
     if kind in proxied.KINDS:
         return _proxy_create(connect, check_reply, t, proxied.SERVERS[kind])
     if kind != apps.IN_ONLY_BYTES:

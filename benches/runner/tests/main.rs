@@ -50,6 +50,8 @@ mod program_adapters;
 mod program_apps;
 mod program_parsers;
 mod program_proxied;
+mod program_startup;
+mod program_storm;
 mod program_subscriptions;
 mod property_storm;
 mod props;

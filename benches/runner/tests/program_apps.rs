@@ -27,6 +27,13 @@ const PROGRAMS: [&str; 5] = [
 ];
 const IN_ONLY: &str = "call/in-only-bytes/16384";
 const K1: &str = "call/connections-in-process/1";
+/// The programs with `call/connections-in-process/<k>` (dbus_matrix_py's
+/// `connections_digest`), and whether each also runs it peer to peer.
+const WITH_CONNECTIONS: [(&str, bool); 3] = [
+    ("dbus-fast-5.2", false),
+    ("dbus-python-1.3", true),
+    ("jeepney-0.8", false),
+];
 const PROXY: [&str; 2] = ["proxy/create-call/props", "proxy/create-call/no-props"];
 /// The programs with a proxy cell, and the bus messages one op makes (measured on
 /// dbus-daemon and busd): the call and its reply, plus dbus-fast's Introspect
@@ -65,9 +72,21 @@ fn the_programs_sinks_give_verified_values_on_dbus_daemon_and_busd() {
         }
         let per_op = WITH_PROXY.iter().find(|(p, _)| *p == a).map(|(_, n)| *n);
         let proxies = per_op.is_some();
+        let connections = WITH_CONNECTIONS.iter().find(|(p, _)| *p == a).map(|(_, p2p)| *p2p);
         let served: Vec<&str> = std::iter::once(IN_ONLY)
             .chain(PROXY.into_iter().filter(|_| proxies))
             .collect();
+        if let Some(p2p) = connections {
+            for bus in BUSES.into_iter().chain(p2p.then_some("p2p")) {
+                let c = cell(&r, a, K1, bus);
+                assert_eq!(c.status(), CellStatus::Ok, "{a} {K1} {bus}: {:?}", c.outcome);
+                assert!(c.measurement().unwrap().wall.median_ns.point > 0.0);
+            }
+            if !p2p {
+                let why = reason_of(&r, a, K1, "p2p");
+                assert!(why.contains("no peer-to-peer connection"), "{a} {K1} p2p: {why}");
+            }
+        }
         for bus in BUSES {
             for s in &served {
                 let c = cell(&r, a, s, bus);
@@ -90,6 +109,7 @@ fn the_programs_sinks_give_verified_values_on_dbus_daemon_and_busd() {
             assert!(why.contains("peer to peer"), "{a} {s} p2p: {why}");
         }
         let not_yet: Vec<&str> = std::iter::once(K1)
+            .filter(|_| connections.is_none())
             .chain(PROXY.into_iter().filter(|_| !proxies))
             .collect();
         for s in not_yet {
@@ -111,7 +131,8 @@ fn mutant_matrix(dir: &Path) -> PathBuf {
          package = \"adapter-dbus-python-1-3\"\npath = \"{d}\"\nprogram = \"mutant-dbus-python.py\"\n\
          library = \"dbus-python\"\n[[adapter]]\nid = \"ruby-dbus-0.16\"\n\
          package = \"adapter-ruby-dbus-0-16\"\npath = \"{d}\"\nprogram = \"mutant.rb\"\nlibrary = \"ruby-dbus\"\n\
-         {unavailable}[[scenario]]\nid = \"{IN_ONLY}\"\n[[scenario]]\nid = \"{props}\"\n[[bus]]\n\
+         {unavailable}[[scenario]]\nid = \"{IN_ONLY}\"\n[[scenario]]\nid = \"{props}\"\n\
+         [[scenario]]\nid = \"{K1}\"\n[[bus]]\n\
          id = \"dbus-daemon\"\n[profile.smoke]\n\
          sample_size = 10\nwarm_up = 0.05\nmeasurement = 0.1\nnresamples = 1000\ntimer = \"direct\"\n",
         props = PROXY[0],
@@ -125,7 +146,8 @@ fn mutant_matrix(dir: &Path) -> PathBuf {
 }
 
 /// jeepney's and ruby-dbus's programs with the shared tally mutated: the sink
-/// records each array without its first byte; dbus-python's with the proxied
+/// records each array without its first byte (jeepney's also leaves the last
+/// connection's reply out of `call/connections-in-process`); dbus-python's with the proxied
 /// object's answers mutated: `Void` answered but not counted.
 fn write_mutants(dir: &Path) {
     let programs = workspace().join("programs");
@@ -134,6 +156,8 @@ fn write_mutants(dir: &Path) {
          from dbus_matrix_py import apps\n\
          receive = apps.SinkTally.receive\n\
          apps.SinkTally.receive = lambda self, data: receive(self, bytes(data)[1:])\n\
+         digest = apps.connections_digest\n\
+         apps.connections_digest = lambda replies: digest(list(replies)[:-1])\n\
          real = {real:?}\nsys.argv[0] = real\nrunpy.run_path(real, run_name='__main__')\n",
         python3 = interpreter_of("jeepney-0.8/adapter.py").display(),
         python = programs.join("python").display().to_string(),
@@ -189,6 +213,14 @@ fn a_sink_that_loses_a_byte_fails_the_programs_cells() {
         let why = reason_of(&r, a, IN_ONLY, "dbus-daemon");
         assert!(why.contains("verification failed: received digest"), "{a}: {why}");
     }
+    // A connection's reply left out (jeepney's mutant): the cell fails; dbus-python's passes.
+    assert_eq!(status_on(&r, "jeepney-0.8", K1, "dbus-daemon"), CellStatus::Failed);
+    let why = reason_of(&r, "jeepney-0.8", K1, "dbus-daemon");
+    assert!(
+        why.contains("verification failed: received digest"),
+        "jeepney-0.8 {K1}: {why}"
+    );
+    assert_eq!(status_on(&r, "dbus-python-1.3", K1, "dbus-daemon"), CellStatus::Ok);
     // The proxied object's mutant: its sink untouched, its proxy cell fails.
     let a = "dbus-python-1.3";
     assert_eq!(status_on(&r, a, IN_ONLY, "dbus-daemon"), CellStatus::Ok, "{a}");

@@ -4,7 +4,9 @@ sink of `call/in-only-bytes/<n>` (its path, interface, method and the
 well-known name its connection owns, from canon.json) and the tally its
 handler keeps, taken by the client after each reply as the harness's
 `SinkTally`: the digest of every array received since the last take, then
-their number. A call lost, sent twice, shortened or not awaited changes it."""
+their number. A call lost, sent twice, shortened or not awaited changes it.
+`call/connections-in-process/<k>`'s check, `connections_digest`, is the
+harness's `in_flight_digest` of the k replies."""
 
 import threading
 
@@ -12,6 +14,7 @@ from . import canon
 
 _S = canon.CANON["service"]
 IN_ONLY_BYTES = "in-only-bytes"
+CONNECTIONS = "connections-in-process"
 SINK_PATH = _S["sink_path"]
 SINK_INTERFACE = _S["sink_interface"]
 SINK_BYTES = _S["sink_bytes"]
@@ -46,3 +49,17 @@ class SinkTally:
             self._digest, self._calls = canon.Digest(), 0
         d.len(calls)
         return d.finish()
+
+
+def connections_digest(replies):
+    """`call/connections-in-process/<k>` checked as a `call/in-flight/<k>`
+    batch (ipc.rs `in_flight_digest`): the k replies in the order the calls
+    were made, connection i sending i, so a connection skipped or a reply
+    taken from the wrong call changes it."""
+    d = canon.Digest()
+    n = 0
+    for r in replies:
+        d.i32(int(r))
+        n += 1
+    d.len(n)
+    return d.finish()

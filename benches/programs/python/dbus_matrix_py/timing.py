@@ -5,7 +5,7 @@ figure from these, by the same method as for criterion's samples."""
 import math
 import time
 
-from . import canon
+from . import canon, storm
 
 ALLOC_UNAVAILABLE = (
     "CPython: no counting allocator (the harness's is Rust's global allocator; "
@@ -14,7 +14,7 @@ ALLOC_UNAVAILABLE = (
 
 
 class Prepared:
-    def __init__(self, op, throughput_bytes, first_ns, notes, release=None):
+    def __init__(self, op, throughput_bytes, first_ns, notes, release=None, flood=False):
         self.op = op
         self.throughput_bytes = throughput_bytes
         self.first_ns = first_ns
@@ -22,6 +22,8 @@ class Prepared:
         # Lets go of what the operation holds (connect/idle-connections), so a
         # `repeat` window starts with nothing held (cli/prepare.rs `release`).
         self.release = release
+        # A flood into a connection of this process (storm.rs `is_flood`): measure notes its peak memory.
+        self.flood = flood
 
 
 def idle_holder(lib, transport, n):
@@ -102,13 +104,31 @@ def prepare(lib, kind, transport, ack_fifo):
         _wait_ack(ack)
     first = time.perf_counter_ns() - start
     throughput = op[1] if op[0] == "echo-bytes" else 0
+    # What the verified operation saw, beside the timing (a storm's counts), as the harness's notes.
+    notes = [n for n in [storm.take_note()] if n is not None]
     if ack is None:
-        return Prepared(client, throughput, first, [], release)
+        return Prepared(client, throughput, first, notes, release, flood=op[0] in FLOODS)
 
     def acknowledged():
         client()
         _wait_ack(ack)
     return Prepared(acknowledged, throughput, first, [])
+
+
+# storm.rs `is_flood`: the ops whose subscriber is a connection of the client process.
+FLOODS = ("burst", storm.KIND)
+
+
+def peak_memory_note():
+    """storm.rs `peak_memory_note`: this process's VmHWM, read at the end of bench."""
+    try:
+        with open("/proc/self/status") as f:
+            kib = next((line.split(":", 1)[1].strip() for line in f if line.startswith("VmHWM:")), None)
+    except OSError:
+        return None
+    if kib is None:
+        return None
+    return "the subscriber's process (client) peak resident memory (VmHWM) over bench: %s" % kib
 
 
 def _time(op, iterations):
@@ -153,6 +173,10 @@ def measure(p, a):
             per_op = spent / max(warm, 1)
             d = max(1, math.ceil(measurement_ns / max(per_op, 1) / (n * (n + 1) / 2)))
             samples = [(i * d, _time(p.op, i * d)) for i in range(1, n + 1)]
+    if p.flood:
+        note = peak_memory_note()
+        if note is not None:
+            notes.append(note)
     return {
         "raw_samples": [{"iterations": i, "elapsed_ns": float(t)} for i, t in samples],
         "throughput_bytes": p.throughput_bytes,
