@@ -48,10 +48,10 @@ typedef enum {
     OP_CALL, OP_ECHO, OP_PROP_GET, OP_PROP_X100, OP_COLD_START, OP_EMIT_RECEIVE, OP_FANOUT,
     OP_NONMATCHING, OP_HELLO, OP_MARSHAL_SEND, OP_RAW_SOCKET, OP_IN_FLIGHT, OP_IDLE,
     OP_GET_ALL, OP_MANAGED_OBJECTS, OP_FD_PASSING, OP_MATCH_CHURN, OP_BURST,
-    OP_DELIVERED_BROAD, OP_DELIVERED_ARG0, OP_NAME_CHURN, OP_PROPERTY_STORM, OP_IN_ONLY, OP_APP
+    OP_DELIVERED_BROAD, OP_DELIVERED_ARG0, OP_NAME_CHURN, OP_NAME_CHURN_ARG0, OP_PROPERTY_STORM, OP_IN_ONLY,
+    OP_CONNECTIONS, OP_PROXY_PROPS, OP_PROXY_NO_PROPS, OP_STARTUP
 } op_kind;
-/* family: the canon's opt_in_family (OP_APP: issue 31's application families not written here;
- * OP_IN_ONLY, call/in-only-bytes, is: apps.c). */
+/* family: the canon's opt_in_family (OP_STARTUP: proxy/startup, which libdbus cannot do: main.c says why). */
 typedef struct { op_kind kind; int method; long n; const char *family; } op_t;
 typedef canon_method_t method_t;
 #define METHODS CANON_METHODS
@@ -116,5 +116,27 @@ typedef struct in_only in_only_t;
 in_only_t *in_only_new(const transport_t *t, long n, char *err, size_t errlen);
 /* One SinkBytes call from B, its empty reply awaited; the digest is the sink's tally. */
 int in_only_op(in_only_t *s, uint64_t *digest, char *err, size_t errlen);
+/* call/connections-in-process/<k>: k connections, InOutInt(i) on connection i in turn. */
+typedef struct conns conns_t;
+conns_t *conns_new(const transport_t *t, long k, char *err, size_t errlen);
+int conns_op(conns_t *c, uint64_t *digest, char *err, size_t errlen);
+
+/* --- churn.c: signal/name-owner-churn/<scope> (harness/src/ipc/subscription.rs) -------- */
+typedef struct churn churn_t;
+churn_t *churn_new(const transport_t *t, int arg0, char *err, size_t errlen);
+int churn_op(churn_t *c, uint64_t *digest, char *err, size_t errlen);
+
+/* --- storm.c: property/changed-storm/<n> (harness/src/ipc/storm.rs) ------------------ */
+typedef struct storm storm_t;
+storm_t *storm_new(const transport_t *t, long n, char *err, size_t errlen);
+int storm_op(storm_t *s, uint64_t *digest, char *err, size_t errlen);
+/* The check of what the subscriber kept (storm_digest's): 0 and *digest, or -1 and err. */
+int storm_check(long n, long received, const int32_t *updates, long n_updates, uint64_t *digest, char *err,
+                size_t errlen);
+
+/* --- proxied.c: proxy/create-call/<server> (harness/src/ipc/proxied.rs) -------------- */
+typedef struct proxied proxied_t;
+proxied_t *proxied_new(const transport_t *t, int props, char *err, size_t errlen);
+int proxied_op(proxied_t *p, uint64_t *digest, char *err, size_t errlen);
 
 #endif

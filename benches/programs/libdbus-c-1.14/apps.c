@@ -9,7 +9,13 @@
  * dbus_connection_send_with_reply_and_block and awaits the empty reply. The
  * handler tallies what it received before it replies; the client takes the
  * tally after the reply (application::SinkTally: the digest of each array
- * since the last take, then their number). */
+ * since the last take, then their number).
+ *
+ * call/connections-in-process/<k>: k private connections of the process
+ * (SASL, Hello each); libdbus has no proxy, so one op builds the InOutInt(i)
+ * call for connection i in turn (dbus_message_new_method_call, as every
+ * libdbus call is) and blocks for its reply; the replies digested as
+ * ipc::in_flight_digest. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -109,6 +115,48 @@ int in_only_op(in_only_t *s, uint64_t *digest, char *err, size_t errlen) {
     tally_reset(s);
     pthread_mutex_unlock(&s->lock);
     d_len(&d, calls);
+    *digest = d.h;
+    return 0;
+}
+
+struct conns {
+    DBusConnection **c;
+    long k;
+    const char *service;
+};
+
+conns_t *conns_new(const transport_t *t, long k, char *err, size_t errlen) {
+    conns_t *s = calloc(1, sizeof *s);
+    if (!s || !(s->c = calloc((size_t)k, sizeof *s->c))) return snprintf(err, errlen, "out of memory"), NULL;
+    s->k = k, s->service = t->service_name;
+    for (long i = 0; i < k; i++)
+        if (!(s->c[i] = connect_bus(t, err, errlen))) return NULL;
+    return s;
+}
+
+int conns_op(conns_t *s, uint64_t *digest, char *err, size_t errlen) {
+    digest_t d;
+    d_init(&d);
+    for (long i = 0; i < s->k; i++) {
+        DBusMessage *m = dbus_message_new_method_call(s->service, OBJECT_PATH, BENCH_INTERFACE, "InOutInt");
+        dbus_int32_t arg = (dbus_int32_t)i, got = 0;
+        if (!m || !dbus_message_append_args(m, DBUS_TYPE_INT32, &arg, DBUS_TYPE_INVALID))
+            return snprintf(err, errlen, "building the InOutInt call failed"), -1;
+        DBusError e;
+        dbus_error_init(&e);
+        DBusMessage *r = dbus_connection_send_with_reply_and_block(s->c[i], m, DBUS_TIMEOUT_USE_DEFAULT, &e);
+        dbus_message_unref(m);
+        if (!r) {
+            snprintf(err, errlen, "InOutInt on connection %ld of %ld: %s: %s", i, s->k, e.name, e.message);
+            dbus_error_free(&e);
+            return -1;
+        }
+        int ok = dbus_message_get_args(r, NULL, DBUS_TYPE_INT32, &got, DBUS_TYPE_INVALID);
+        dbus_message_unref(r);
+        if (!ok) return snprintf(err, errlen, "InOutInt on connection %ld replied no int32", i), -1;
+        d_i32(&d, got);
+    }
+    d_len(&d, (uint64_t)s->k);
     *digest = d.h;
     return 0;
 }

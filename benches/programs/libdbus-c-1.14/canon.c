@@ -111,10 +111,11 @@ static const struct { const char *name; op_kind kind; } OPS[] = {
     {"connect-hello", OP_HELLO}, {"idle-connections", OP_IDLE}, {"connect-marshal-send", OP_MARSHAL_SEND},
     {"raw-socket", OP_RAW_SOCKET}, {"match-churn", OP_MATCH_CHURN},
     {"burst", OP_BURST}, {"delivered-broad", OP_DELIVERED_BROAD}, {"delivered-arg0", OP_DELIVERED_ARG0},
-    {"name-owner-churn-broad", OP_NAME_CHURN}, {"name-owner-churn-arg0", OP_NAME_CHURN},
+    {"name-owner-churn-broad", OP_NAME_CHURN}, {"name-owner-churn-arg0", OP_NAME_CHURN_ARG0},
     {"property-storm", OP_PROPERTY_STORM},
-    {"in-only-bytes", OP_IN_ONLY}, {"connections-in-process", OP_APP},
-    {"proxy-create-props", OP_APP}, {"proxy-create-no-props", OP_APP}, {"proxy-startup", OP_APP},
+    {"in-only-bytes", OP_IN_ONLY}, {"connections-in-process", OP_CONNECTIONS},
+    {"proxy-create-props", OP_PROXY_PROPS}, {"proxy-create-no-props", OP_PROXY_NO_PROPS},
+    {"proxy-startup", OP_STARTUP},
 };
 
 static op_t op_of(const canon_scenario_t *c) {

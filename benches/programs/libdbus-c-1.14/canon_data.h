@@ -32,6 +32,10 @@
 #define CANON_BURST_END "burst end"
 #define CANON_DELIVERED_NOISE_TEXT "noise %d"
 #define CANON_DELIVERED_ARG0_RULE "type='signal',interface='io.killing.spark.Bench',member='Ping',path='/io/killing/spark',arg0='Testtest'"
+#define CANON_CHURN_NAME "io.killing.spark.Churn.p%d"
+#define CANON_CHURN_END_NAME "io.killing.spark.ChurnEnd.p%d"
+#define CANON_NAME_OWNER_RULE "type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',member='NameOwnerChanged'"
+#define CANON_NAME_OWNER_ARG0_RULE "type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',member='NameOwnerChanged',arg0='io.killing.spark.ChurnEnd.p%d'"
 #define CANON_SINK_PATH "/io/killing/spark/sink"
 #define CANON_SINK_INTERFACE "io.killing.spark.Sink"
 #define CANON_SINK_BYTES "SinkBytes"
@@ -41,6 +45,21 @@
 #define CANON_ECHO_MODULUS 251
 #define CANON_FD_READ_LIMIT 1048576
 #define CANON_DELIVERED_NOISE 9
+#define CANON_NAME_CHURNS 10
+#define CANON_STORM_PATH "/io/killing/spark/storm"
+#define CANON_STORM_INTERFACE "io.killing.spark.Storm"
+#define CANON_STORM_PROPERTY "Level"
+#define CANON_STORM_CHANGED_RULE "type='signal',interface='org.freedesktop.DBus.Properties',member='PropertiesChanged',path='/io/killing/spark/storm',arg0='io.killing.spark.Storm'"
+#define CANON_STORM_INITIAL_LEVEL 0
+#define CANON_STORM_SETTLE_MS 10000
+#define CANON_PROXIED_PATH "/io/killing/spark/proxied"
+#define CANON_PROXIED_INTERFACE "io.killing.spark.Proxied"
+#define CANON_PROXIED_METHOD "Void"
+#define CANON_PROXIED_PROPERTY "Count"
+#define CANON_PROXIED_NAME_SUFFIX ".Proxied"
+#define CANON_PROXIED_COUNT 7
+#define CANON_PROXIED_XML_PROPS "<!DOCTYPE node PUBLIC \"-//freedesktop//DTD D-BUS Object Introspection 1.0//EN\"\n \"http://www.freedesktop.org/standards/dbus/1.0/introspect.dtd\">\n<node>\n  <interface name=\"io.killing.spark.Proxied\">\n    <method name=\"Void\"/>\n    <property name=\"Count\" type=\"u\" access=\"read\"/>\n  </interface>\n  <interface name=\"org.freedesktop.DBus.Introspectable\">\n    <method name=\"Introspect\">\n      <arg name=\"xml_data\" type=\"s\" direction=\"out\"/>\n    </method>\n  </interface>\n  <interface name=\"org.freedesktop.DBus.Peer\">\n    <method name=\"Ping\"/>\n    <method name=\"GetMachineId\">\n      <arg name=\"machine_uuid\" type=\"s\" direction=\"out\"/>\n    </method>\n  </interface>\n  <interface name=\"org.freedesktop.DBus.Properties\">\n    <method name=\"Get\">\n      <arg name=\"interface_name\" type=\"s\" direction=\"in\"/>\n      <arg name=\"property_name\" type=\"s\" direction=\"in\"/>\n      <arg name=\"value\" type=\"v\" direction=\"out\"/>\n    </method>\n    <method name=\"GetAll\">\n      <arg name=\"interface_name\" type=\"s\" direction=\"in\"/>\n      <arg name=\"properties\" type=\"a{sv}\" direction=\"out\"/>\n    </method>\n    <method name=\"Set\">\n      <arg name=\"interface_name\" type=\"s\" direction=\"in\"/>\n      <arg name=\"property_name\" type=\"s\" direction=\"in\"/>\n      <arg name=\"value\" type=\"v\" direction=\"in\"/>\n    </method>\n    <signal name=\"PropertiesChanged\">\n      <arg name=\"interface_name\" type=\"s\"/>\n      <arg name=\"changed_properties\" type=\"a{sv}\"/>\n      <arg name=\"invalidated_properties\" type=\"as\"/>\n    </signal>\n  </interface>\n</node>\n"
+#define CANON_PROXIED_XML_NO_PROPS "<!DOCTYPE node PUBLIC \"-//freedesktop//DTD D-BUS Object Introspection 1.0//EN\"\n \"http://www.freedesktop.org/standards/dbus/1.0/introspect.dtd\">\n<node>\n  <interface name=\"io.killing.spark.Proxied\">\n    <method name=\"Void\"/>\n  </interface>\n  <interface name=\"org.freedesktop.DBus.Introspectable\">\n    <method name=\"Introspect\">\n      <arg name=\"xml_data\" type=\"s\" direction=\"out\"/>\n    </method>\n  </interface>\n  <interface name=\"org.freedesktop.DBus.Peer\">\n    <method name=\"Ping\"/>\n    <method name=\"GetMachineId\">\n      <arg name=\"machine_uuid\" type=\"s\" direction=\"out\"/>\n    </method>\n  </interface>\n</node>\n"
 #define CANON_READ_FD "ReadFd"
 #define CANON_GET_ALL_INTERFACE "org.dbusmatrix.Props"
 #define CANON_ITEM_INTERFACE "org.dbusmatrix.Item"

@@ -245,6 +245,10 @@ struct client {
     DBusConnection **held; /* connect/idle-connections: the batch held open */
     long n_held;
     in_only_t *sink; /* call/in-only-bytes: apps.c */
+    conns_t *conns; /* call/connections-in-process: apps.c */
+    churn_t *churn; /* signal/name-owner-churn: churn.c */
+    storm_t *storm; /* property/changed-storm: storm.c */
+    proxied_t *proxied; /* proxy/create-call: proxied.c */
 };
 
 static int wait_ping(DBusConnection *c, uint64_t *digest, char *err, size_t errlen) {
@@ -360,6 +364,12 @@ client_t *client_new(const transport_t *t, op_t op, char *err, size_t errlen) {
     if (op.kind == OP_IDLE) return c->held = calloc((size_t)op.n, sizeof *c->held), c;
     if (op.kind == OP_MARSHAL_SEND) return body_of("mixed", &c->mixed) ? NULL : c;
     if (op.kind == OP_IN_ONLY) return (c->sink = in_only_new(t, op.n, err, errlen)) ? c : NULL;
+    if (op.kind == OP_CONNECTIONS) return (c->conns = conns_new(t, op.n, err, errlen)) ? c : NULL;
+    if (op.kind == OP_NAME_CHURN || op.kind == OP_NAME_CHURN_ARG0)
+        return (c->churn = churn_new(t, op.kind == OP_NAME_CHURN_ARG0, err, errlen)) ? c : NULL;
+    if (op.kind == OP_PROPERTY_STORM) return (c->storm = storm_new(t, op.n, err, errlen)) ? c : NULL;
+    if (op.kind == OP_PROXY_PROPS || op.kind == OP_PROXY_NO_PROPS)
+        return (c->proxied = proxied_new(t, op.kind == OP_PROXY_PROPS, err, errlen)) ? c : NULL;
     if (!(c->conn = connect_bus(t, err, errlen))) return NULL;
     if (op.kind == OP_ECHO) c->payload = echo_payload(op.n);
     if (op.kind == OP_FD_PASSING && (c->memfd = fd_passing_memfd(op.n)) < 0)
@@ -524,6 +534,12 @@ int client_op(client_t *c, uint64_t *digest, char *err, size_t errlen) {
     switch (c->op.kind) {
     case OP_IN_ONLY:
         return in_only_op(c->sink, digest, err, errlen);
+    case OP_CONNECTIONS: return conns_op(c->conns, digest, err, errlen);
+    case OP_NAME_CHURN:
+    case OP_NAME_CHURN_ARG0: return churn_op(c->churn, digest, err, errlen);
+    case OP_PROPERTY_STORM: return storm_op(c->storm, digest, err, errlen);
+    case OP_PROXY_PROPS:
+    case OP_PROXY_NO_PROPS: return proxied_op(c->proxied, digest, err, errlen);
     case OP_HELLO:
     case OP_MARSHAL_SEND: {
         DBusConnection *conn = connect_bus(&c->t, err, errlen);

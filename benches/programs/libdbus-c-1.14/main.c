@@ -14,6 +14,12 @@
 
 #define ID "libdbus-c-1.14"
 static const char *RAW_SOCKET = CANON_RAW_SOCKET_REASON;
+/* proxy/startup's reason: a library fact (its installed headers, dbus-1.0/dbus/\*.h, the whole API). */
+static const char *NO_INTROSPECTION_PARSER =
+    "libdbus 1.14 has no introspection parser and no proxy: its API (the headers under dbus-1.0/dbus) "
+    "names introspection only as the interface name and the DTD's identifiers (dbus-protocol.h, "
+    "dbus-shared.h); Introspect's answer is a string a caller must parse with an XML library of its own, "
+    "so there is nothing of libdbus's to build a proxy from at run time";
 static const char *ALLOC = "C: libdbus allocates with malloc; no counting allocator is linked into this program";
 
 typedef struct { const char *name, *value; } flag_t;
@@ -90,13 +96,7 @@ static int transport(transport_t *t, int needed) {
 
 static const char *ipc_unsupported(op_t op, int p2p) {
     if (op.kind == OP_RAW_SOCKET) return RAW_SOCKET;
-    if (op.kind == OP_NAME_CHURN && !p2p) return "this adapter does not implement signal/name-owner-churn yet";
-    if (op.kind == OP_PROPERTY_STORM && !p2p) return "this adapter does not implement property/changed-storm yet";
-    if (op.kind == OP_APP && !p2p) {
-        static char why[160];
-        snprintf(why, sizeof why, CANON_NOT_IMPLEMENTED, op.family ? op.family : "this family");
-        return why;
-    }
+    if (op.kind == OP_STARTUP && !p2p) return NO_INTROSPECTION_PARSER;
     if (p2p) return needs_bus(op) ? needs_bus(op) : NO_P2P;
     return NULL;
 }

@@ -12,6 +12,8 @@ require "dbus_matrix/canon"
 require "dbus_matrix/contract"
 require "dbus_matrix/service"
 require_relative "apps"
+require_relative "startup"
+require_relative "storm"
 require_relative "subscriptions"
 
 class RubyDbus
@@ -25,7 +27,8 @@ class RubyDbus
 
   # contract.rb: the opt-in ops (canon.rb OPT_IN_FAMILIES) this adapter implements.
   IMPLEMENTS = (%w[in-flight idle-connections property-get-all get-managed-objects] +
-                RubyDbusSubscriptions::KINDS + RubyDbusApps::KINDS).freeze
+                RubyDbusSubscriptions::KINDS + RubyDbusApps::KINDS +
+                [DbusMatrix::Storm::KIND, DbusMatrix::Startup::KIND]).freeze
 
   def id = "ruby-dbus-0.16"
   def library = "ruby-dbus"
@@ -243,6 +246,8 @@ class RubyDbus
     end
     return RubyDbusSubscriptions.client(-> { connect(t) }, op) if RubyDbusSubscriptions::KINDS.include?(kind)
     return RubyDbusApps.client(-> { connect(t) }, t, op) if RubyDbusApps::KINDS.include?(kind)
+    return RubyDbusStorm.client(-> { connect(t) }, arg) if kind == DbusMatrix::Storm::KIND
+    return RubyDbusStartup.client(-> { connect(t) }, t, arg) if kind == DbusMatrix::Startup::KIND
 
     bus = connect(t)
     case kind

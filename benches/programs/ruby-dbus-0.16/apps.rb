@@ -21,6 +21,12 @@
 # op builds a ProxyObject
 # (`service(name).object(path)`, whose `[interface]` introspects it: one
 # Introspect call), calls `Void` (send_sync) and drops it.
+#
+# `call/connections-in-process/<k>`: k RemoteBus connections of the one
+# process, each with its ProxyObject of the harness's server
+# (`service(name).object(path)[interface]`, introspected once, before
+# timing); one op calls `InOutInt(i)` through connection i in turn (send_sync,
+# reply awaited), digested as the harness's `in_flight_digest`.
 require "dbus"
 require "dbus_matrix/apps"
 require "dbus_matrix/canon"
@@ -30,7 +36,8 @@ module RubyDbusApps
   A = DbusMatrix::Apps
   C = DbusMatrix::Canon
   PX = DbusMatrix::Proxied
-  KINDS = ([A::IN_ONLY_BYTES] + PX::KINDS).freeze
+  CONNECTIONS = "connections-in-process".freeze
+  KINDS = ([A::IN_ONLY_BYTES, CONNECTIONS] + PX::KINDS).freeze
 
   # The sink object: each SinkBytes recorded in the tally.
   class Sink < DBus::Object
@@ -88,10 +95,22 @@ module RubyDbusApps
     end
   end
 
+  # k connections, one proxy each: InOutInt(i) on connection i in turn.
+  def self.connections(connect, t, k)
+    ifaces = (0...k).map { connect.call.service(t[:service_name]).object(C::OBJECT_PATH)[C::BENCH_INTERFACE] }
+    lambda do
+      d = C::Digest.new
+      ifaces.each_with_index { |iface, i| d.i32(iface.InOutInt(i)[0]) }
+      d.len(k)
+      d.finish
+    end
+  end
+
   # The operation of an application op; connect.call opens a bus connection.
   def self.client(connect, t, op)
     kind, n = op
     return proxy_create(connect, t, PX::SERVERS[kind]) if PX::KINDS.include?(kind)
+    return connections(connect, t, n) if kind == CONNECTIONS
     raise "no application client for #{kind}" unless kind == A::IN_ONLY_BYTES
 
     tally = A::SinkTally.new

@@ -48,6 +48,7 @@ mod portability_labels;
 mod portable_reports;
 mod program_adapters;
 mod program_apps;
+mod program_broken;
 mod program_parsers;
 mod program_proxied;
 mod program_startup;

@@ -261,14 +261,14 @@ fn the_programs_run_every_subscription_family_on_a_bus() {
         out.path(),
         &[
             "--adapters",
-            &PROGRAMS.join(","),
+            &format!("{},libdbus-c-1.14", PROGRAMS.join(",")),
             "--scenarios",
             &SCENARIOS.join(","),
             "--buses",
             "dbus-daemon,p2p",
         ],
     );
-    for a in PROGRAMS {
+    for a in PROGRAMS.into_iter().chain(["libdbus-c-1.14"]) {
         // A row this build mode cannot have (ruby-dbus in Nix): every cell
         // unsupported with the matrix's reason, on each bus.
         if let Some(why) = unavailable_here(a) {

@@ -73,7 +73,7 @@ const IMPLEMENTED: [(&str, &[&str]); 9] = [
     ("dbus-tokio-0.7", &[CHURN]),
     ("rustbus-0.19", &[CHURN, BURST, BROAD, ARG0, NOC_BROAD, NOC_ARG0]),
     ("systemd-0.11", &[CHURN, BURST, BROAD, ARG0, NOC_BROAD, NOC_ARG0]),
-    ("libdbus-c-1.14", &[CHURN, BURST, BROAD, ARG0]),
+    ("libdbus-c-1.14", &[CHURN, BURST, BROAD, ARG0, NOC_BROAD, NOC_ARG0]),
     ("gio-0.22", &[CHURN, BURST, BROAD, ARG0, NOC_BROAD, NOC_ARG0]),
 ];
 const BURST: &str = "signal/burst/100";

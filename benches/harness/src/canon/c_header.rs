@@ -208,6 +208,10 @@ pub fn c_header(canon: &Value) -> String {
         "burst_end",
         "delivered_noise_text",
         "delivered_arg0_rule",
+        "churn_name",
+        "churn_end_name",
+        "name_owner_rule",
+        "name_owner_arg0_rule",
         "sink_path",
         "sink_interface",
         "sink_bytes",
@@ -215,8 +219,41 @@ pub fn c_header(canon: &Value) -> String {
     ] {
         let _ = writeln!(w, "#define CANON_{} {}", key.to_uppercase(), lit(s(svc, key)));
     }
-    for key in ["in_int", "out_int", "echo_modulus", "fd_read_limit", "delivered_noise"] {
+    for key in [
+        "in_int",
+        "out_int",
+        "echo_modulus",
+        "fd_read_limit",
+        "delivered_noise",
+        "name_churns",
+    ] {
         let _ = writeln!(w, "#define CANON_{} {}", key.to_uppercase(), svc[key]);
+    }
+    // property/changed-storm (harness/src/ipc/storm.rs) and proxy/create-call's
+    // object (harness/src/ipc/proxied.rs), which the C program serves itself.
+    let storm = &canon["storm"];
+    for key in ["path", "interface", "property", "changed_rule"] {
+        let _ = writeln!(w, "#define CANON_STORM_{} {}", key.to_uppercase(), lit(s(storm, key)));
+    }
+    for key in ["initial_level", "settle_ms"] {
+        let _ = writeln!(w, "#define CANON_STORM_{} {}", key.to_uppercase(), storm[key]);
+    }
+    let proxied = &canon["proxied"];
+    for key in ["path", "interface", "method", "property", "name_suffix"] {
+        let _ = writeln!(
+            w,
+            "#define CANON_PROXIED_{} {}",
+            key.to_uppercase(),
+            lit(s(proxied, key))
+        );
+    }
+    let _ = writeln!(w, "#define CANON_PROXIED_COUNT {}", u(&proxied["count"]));
+    for (server, name) in [("props", "PROPS"), ("no-props", "NO_PROPS")] {
+        let _ = writeln!(
+            w,
+            "#define CANON_PROXIED_XML_{name} {}",
+            lit(s(&proxied["xml"], server))
+        );
     }
     let _ = writeln!(
         w,
