@@ -36,7 +36,7 @@ use async_rustbus::rustbus_core::signature::{Base, Type};
 use async_rustbus::rustbus_core::wire::unmarshal::traits::Variant;
 use async_rustbus::rustbus_core::ByteOrder;
 use async_rustbus::{CallAction, MatchRule, RpcConn};
-use harness::ipc::{self as h, IpcOp, Method, Transport};
+use harness::ipc::{self as h, AppOp, IpcOp, Method, SubscriptionOp, Transport};
 use harness::{payload, Digest};
 use rustbus::wire::marshal::traits::SignatureBuffer;
 use tokio::runtime::Runtime;
@@ -66,7 +66,7 @@ const NO_P2P_SERVER: &str = "async-rustbus 0.2.0 cannot serve a peer-to-peer con
      AUTH with OK <guid>), and every RpcConn constructor connects to an address and sends Hello: none takes an \
      accepted socket";
 
-fn runtime() -> Result<Runtime> {
+pub(crate) fn runtime() -> Result<Runtime> {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -81,7 +81,7 @@ fn bus_socket(t: &Transport) -> Result<&Path> {
 }
 
 /// A bus connection: SASL EXTERNAL and Hello.
-async fn connect(t: &Transport) -> Result<RpcConn> {
+pub(crate) async fn connect(t: &Transport) -> Result<RpcConn> {
     connect_with_fds(t, false).await
 }
 
@@ -114,13 +114,13 @@ fn read_all(p: &MessageBodyParser) -> Result<()> {
 }
 
 /// A client of the benchmark service.
-struct Client {
+pub(crate) struct Client {
     conn: RpcConn,
     destination: String,
 }
 
 impl Client {
-    async fn new(t: &Transport) -> Result<Self> {
+    pub(crate) async fn new(t: &Transport) -> Result<Self> {
         Ok(Client {
             conn: connect(t).await?,
             destination: t.service_name().to_owned(),
@@ -137,7 +137,7 @@ impl Client {
     }
 
     /// Calls `member` of the benchmark interface with the arguments `args` pushes.
-    async fn call(
+    pub(crate) async fn call(
         &self,
         member: &str,
         args: impl FnOnce(&mut MarshalledMessageBody) -> Result<(), rustbus::Error>,
@@ -242,17 +242,22 @@ impl Client {
 }
 
 async fn emit_ping(conn: &RpcConn) -> Result<()> {
+    emit_ping_text(conn, h::SIGNAL_TEXT).await
+}
+
+/// Emits `Ping` carrying `text`.
+pub(crate) async fn emit_ping_text(conn: &RpcConn, text: &str) -> Result<()> {
     let mut sig = MessageBuilder::new()
         .signal(h::INTERFACE, h::SIGNAL, h::OBJECT_PATH)
         .build();
-    sig.body.push_param(h::SIGNAL_TEXT).wire()?;
+    sig.body.push_param(text).wire()?;
     // Returns once every byte is written.
     conn.send_msg_wo_rsp(&sig).await?;
     Ok(())
 }
 
 /// The library's match rule for `Ping` (the same rule as `h::ping_rule`).
-fn ping_match() -> MatchRule {
+pub(crate) fn ping_match() -> MatchRule {
     // Its queue field is private: built from the default.
     let mut rule = MatchRule::default();
     rule.path = Some(h::OBJECT_PATH.into());
@@ -367,7 +372,14 @@ async fn serve_bus(transport: &Transport, ready: &mut dyn FnMut()) -> Result<()>
 type Op<'a> = Box<dyn FnMut() -> Result<u64> + 'a>;
 
 impl h::Ipc for AsyncRustbusIpc {
-    fn unsupported_ipc(&self, _op: IpcOp, p2p: bool) -> Option<String> {
+    fn unsupported_ipc(&self, op: IpcOp, p2p: bool) -> Option<String> {
+        match op {
+            IpcOp::App(AppOp::Startup(_)) => return Some(crate::apps::NO_INTROSPECTION_PARSER.into()),
+            IpcOp::Subscription(s) if crate::subscriptions::needs_arg_match(s) => {
+                return Some(crate::subscriptions::NO_ARG_MATCH.into())
+            }
+            _ => {}
+        }
         // Ops that need a bus are answered by the harness (`harness::ipc::needs_bus`).
         p2p.then(|| NO_P2P_SERVER.to_string())
     }
@@ -384,7 +396,24 @@ impl h::Ipc for AsyncRustbusIpc {
     }
 
     fn implements(&self, op: IpcOp) -> bool {
-        !op.opt_in() || matches!(op, IpcOp::InFlight(_) | IpcOp::IdleConnections(_) | IpcOp::FdPassing(_))
+        !op.opt_in()
+            || matches!(
+                op,
+                IpcOp::App(AppOp::InOnlyBytes(_) | AppOp::Connections(_) | AppOp::ProxyCreate(_))
+            )
+            || matches!(
+                op,
+                IpcOp::InFlight(_)
+                    | IpcOp::IdleConnections(_)
+                    | IpcOp::FdPassing(_)
+                    | IpcOp::Subscription(
+                        SubscriptionOp::MatchChurn
+                            | SubscriptionOp::Burst(_)
+                            | SubscriptionOp::Delivered(_)
+                            | SubscriptionOp::NameOwnerChurn(_)
+                            | SubscriptionOp::PropertyStorm(_)
+                    )
+            )
     }
 
     /// `RpcConn::connect_to_path` (SASL, Hello) on the runtime all held connections share.
@@ -404,8 +433,7 @@ impl h::Ipc for AsyncRustbusIpc {
         let t = transport.clone();
         let rt = runtime()?;
         Ok(match op {
-            // Issue 31's application families: opt-in, not written here yet (`implements` says no).
-            IpcOp::App(_) => bail!(harness::ipc::not_implemented(op)),
+            IpcOp::App(a) => crate::apps::client(rt, &t, a)?,
             IpcOp::PropertyGetAll(_) | IpcOp::ManagedObjects(_) => bail!(harness::ipc::not_implemented(op)),
             IpcOp::FdPassing(n) => {
                 let conn = rt.block_on(connect_with_fds(&t, true))?;
@@ -476,8 +504,7 @@ impl h::Ipc for AsyncRustbusIpc {
             IpcOp::PropertyColdStart | IpcOp::RawSocket(_) | IpcOp::IdleConnections(_) => {
                 bail!("{op:?} is not a client operation")
             }
-            // Opt-in and not implemented here: `implements` says no, the harness answers for it.
-            IpcOp::Subscription(_) => bail!("{}", h::not_implemented(op)),
+            IpcOp::Subscription(s) => crate::subscriptions::client(rt, &t, s)?,
         })
     }
 
