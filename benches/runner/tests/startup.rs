@@ -60,12 +60,17 @@ fn messages_are_the_calls(r: &ResultsFile, adapter: &str, bus: &str) {
 /// GDBus: `DBusNodeInfo::for_xml`, a `DBusProxy` with the parsed interface info.
 const GIO: &str = "gio-0.22";
 /// Libraries without a run-time introspection parser: their adapters give the reason.
-const NO_PARSER: [(&str, &str); 3] = [
+const NO_PARSER: [(&str, &str); 5] = [
     ("dbus-0.9", "dbus-rs 0.9.12 has no run-time introspection parser"),
     ("rustbus-0.19", "rustbus 0.19.3 has no introspection parser"),
     (
         "systemd-0.11",
         "sd-bus (systemd 0.11.1) has no public introspection parser",
+    ),
+    ("async-rustbus-0.2", "async-rustbus 0.2.0 has no introspection parser"),
+    (
+        "dbus-bytestream-0.1",
+        "dbus-bytestream 0.1.4 has no introspection parser",
     ),
 ];
 

@@ -375,6 +375,7 @@ impl h::Ipc for AsyncRustbusIpc {
     fn unsupported_ipc(&self, op: IpcOp, p2p: bool) -> Option<String> {
         match op {
             IpcOp::App(AppOp::Startup(_)) => return Some(crate::apps::NO_INTROSPECTION_PARSER.into()),
+            // A library fact, on a bus and peer to peer alike (as `list` puts library facts first).
             IpcOp::Subscription(s) if crate::subscriptions::needs_arg_match(s) => {
                 return Some(crate::subscriptions::NO_ARG_MATCH.into())
             }

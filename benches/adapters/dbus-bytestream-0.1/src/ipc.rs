@@ -42,7 +42,7 @@ pub(crate) const PRIMARY_OWNER: u32 = 1;
 const P2P: &str = "dbus-bytestream 0.1.4 has no server side: its Connection is only made by connect / connect_uds / \
      connect_tcp, which dial out, run the client half of SASL and then always send Hello; there is no listener, \
      no server half of SASL (no OK/GUID reply to AUTH) and no way to wrap an accepted socket in a Connection \
-     (its fields are private), so it cannot serve the benchmark service peer to peer (nor connect without Hello)";
+     (its fields are private), so it cannot serve the benchmark service on a peer-to-peer connection (nor connect without Hello)";
 
 /// The array encoder bug (see `ASV_ENCODING` in main.rs), for `a(so)`.
 const RELATION_SET: &str = "the server cannot send a valid RelationSet reply: dbus-bytestream 0.1.4's array \
