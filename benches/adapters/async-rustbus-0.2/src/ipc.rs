@@ -13,7 +13,8 @@
 //! "UnknownInterface" error name is invalid). async-rustbus has no object,
 //! property or introspection layer, so `harness::ipc::standard` says what a
 //! call is: a benchmark method with the right argument signature (answered
-//! with async-rustbus, as is `Properties.Get` of `Items`), a standard interface
+//! with async-rustbus, as is `Properties.Get` of `Items`, and GetAll and
+//! GetManagedObjects of `property/get-all`'s and `objects/…`'s objects: props.rs), a standard interface
 //! (Introspect, Peer, GetAll, answered with the harness's encoding) or an
 //! error. Unlike rustbus 0.19, async-rustbus writes the ERROR_NAME field of an
 //! error reply (`MarshalledMessage::marshal_header` is its own), so error
@@ -231,6 +232,38 @@ impl Client {
         Ok(h::in_flight_digest(replies))
     }
 
+    /// A call of `interface.member` on `path` with no arguments, its reply.
+    async fn call_on(&self, path: &str, interface: &str, member: &str, arg: Option<&str>) -> Result<MarshalledMessage> {
+        let mut msg = MessageBuilder::new()
+            .call(member)
+            .with_interface(interface)
+            .on(path)
+            .at(self.destination.as_str())
+            .build();
+        if let Some(arg) = arg {
+            msg.body.push_param(arg).wire()?;
+        }
+        call_msg(&self.conn, &msg).await
+    }
+
+    /// `property/get-all/<n>`: a plain `Properties.GetAll` call (no proxies); the reply's digest.
+    async fn get_all(&self, n: usize) -> Result<u64> {
+        let path = h::props::props_path(n);
+        let reply = self
+            .call_on(&path, PROPERTIES, "GetAll", Some(h::props::PROPS_INTERFACE))
+            .await?;
+        crate::props::get_all_digest(&reply)
+    }
+
+    /// `objects/get-managed-objects/<n>`: a plain `ObjectManager.GetManagedObjects` call; the reply's digest.
+    async fn managed_objects(&self, n: usize) -> Result<u64> {
+        let path = h::props::objects_path(n);
+        let reply = self
+            .call_on(&path, h::props::OBJECT_MANAGER_INTERFACE, "GetManagedObjects", None)
+            .await?;
+        crate::props::managed_objects_digest(&reply)
+    }
+
     async fn echo_bytes(&self, payload: &[u8]) -> Result<u64> {
         let reply = self.call(h::ECHO_BYTES, |b| b.push_param(payload)).await?;
         let mut p = reply.body.parser();
@@ -295,6 +328,8 @@ struct Service {
     /// (service name, object path i); `ObjectRef` returns the first.
     relation_set: Vec<(String, ObjectPathBuf)>,
     items: Vec<(String, String)>,
+    /// `property/get-all/<n>`'s and `objects/get-managed-objects/<n>`'s objects (`src/props.rs`).
+    props: crate::props::Objects,
 }
 
 /// The library's reply to a benchmark method whose argument signature the
@@ -328,6 +363,8 @@ fn bench_reply(svc: &Service, call: &MarshalledMessage, member: &str) -> Result<
 fn answer(svc: &Service, call: &MarshalledMessage) -> MarshalledMessage {
     let reply = if crate::fds::is_fd_call(call) {
         crate::fds::read_fd_reply(call)
+    } else if let Some(reply) = svc.props.reply(call) {
+        reply
     } else {
         standard_reply!(
             call,
@@ -359,6 +396,7 @@ async fn serve_bus(transport: &Transport, ready: &mut dyn FnMut()) -> Result<()>
             .map(|i| Ok((name.to_owned(), ObjectPathBuf::try_from(h::object_path(i)).wire()?)))
             .collect::<Result<_>>()?,
         items: h::items(),
+        props: crate::props::Objects::new()?,
     };
     ready();
     loop {
@@ -407,6 +445,8 @@ impl h::Ipc for AsyncRustbusIpc {
                 IpcOp::InFlight(_)
                     | IpcOp::IdleConnections(_)
                     | IpcOp::FdPassing(_)
+                    | IpcOp::PropertyGetAll(_)
+                    | IpcOp::ManagedObjects(_)
                     | IpcOp::Subscription(
                         SubscriptionOp::MatchChurn
                             | SubscriptionOp::Burst(_)
@@ -435,7 +475,14 @@ impl h::Ipc for AsyncRustbusIpc {
         let rt = runtime()?;
         Ok(match op {
             IpcOp::App(a) => crate::apps::client(rt, &t, a)?,
-            IpcOp::PropertyGetAll(_) | IpcOp::ManagedObjects(_) => bail!(harness::ipc::not_implemented(op)),
+            IpcOp::PropertyGetAll(n) => {
+                let client = rt.block_on(Client::new(&t))?;
+                Box::new(move || rt.block_on(client.get_all(n)))
+            }
+            IpcOp::ManagedObjects(n) => {
+                let client = rt.block_on(Client::new(&t))?;
+                Box::new(move || rt.block_on(client.managed_objects(n)))
+            }
             IpcOp::FdPassing(n) => {
                 let conn = rt.block_on(connect_with_fds(&t, true))?;
                 let destination = t.service_name().to_owned();

@@ -35,6 +35,7 @@ use typed::{digest_test_body, header_capacity, test_signal};
 mod apps;
 mod fds;
 mod ipc;
+mod props;
 #[path = "../../../adapter-shared/rustbus/standard_reply.rs"]
 mod standard_reply;
 mod storm;
