@@ -60,7 +60,7 @@ fn every_family_fails_when_the_client_does_less_or_the_server_gets_it_wrong() {
 /// "this adapter does not implement <family> yet", or their library's reason).
 /// zbus-4 and zbus-6-tokio compile the same `adapter-shared/zbus/apps.rs` as zbus-5 and zbus-6,
 /// zbus-2 the same `apps_2_3.rs` as zbus-3.
-const IMPLEMENTED: [&str; 7] = [
+const IMPLEMENTED: [&str; 9] = [
     "zbus-6",
     "zbus-5",
     "zbus-3",
@@ -68,6 +68,8 @@ const IMPLEMENTED: [&str; 7] = [
     "rustbus-0.19",
     "systemd-0.11",
     GIO,
+    "async-rustbus-0.2",
+    "dbus-bytestream-0.1",
 ];
 /// Those whose own server also serves peer to peer (the others give their library's reason there).
 const SERVE_P2P: [&str; 5] = ["zbus-6", "zbus-5", "zbus-3", "systemd-0.11", GIO];
@@ -127,11 +129,19 @@ fn application_cells_have_values_or_honest_reasons() {
 const GIO: &str = "gio-0.22";
 
 /// Libraries that send nothing to build a proxy (dbus-rs's `blocking::Proxy` is a
-/// destination, a path and a timeout; rustbus and sd-bus have no proxy type; zbus's
+/// destination, a path and a timeout; rustbus, async-rustbus, dbus-bytestream and sd-bus have no proxy type; zbus's
 /// `Proxy::new`, with its default `CacheProperties::Lazily`, asks for nothing until a
 /// property is read): the call and its reply are all a monitor sees per operation
 /// (measured: 2.0 on each bus for each).
-const CALL_ONLY: [&str; 5] = ["zbus-6", "zbus-3", "dbus-0.9", "rustbus-0.19", "systemd-0.11"];
+const CALL_ONLY: [&str; 7] = [
+    "zbus-6",
+    "zbus-3",
+    "dbus-0.9",
+    "rustbus-0.19",
+    "systemd-0.11",
+    "async-rustbus-0.2",
+    "dbus-bytestream-0.1",
+];
 
 /// The bus messages per operation of `adapter`'s proxy cells on `bus` (smoke counts
 /// costs for both): at least the call and its reply; exactly those where the library

@@ -13,7 +13,8 @@
 //! "UnknownInterface" error name is invalid). async-rustbus has no object,
 //! property or introspection layer, so `harness::ipc::standard` says what a
 //! call is: a benchmark method with the right argument signature (answered
-//! with async-rustbus, as is `Properties.Get` of `Items`), a standard interface
+//! with async-rustbus, as is `Properties.Get` of `Items`, and GetAll and
+//! GetManagedObjects of `property/get-all`'s and `objects/…`'s objects: props.rs), a standard interface
 //! (Introspect, Peer, GetAll, answered with the harness's encoding) or an
 //! error. Unlike rustbus 0.19, async-rustbus writes the ERROR_NAME field of an
 //! error reply (`MarshalledMessage::marshal_header` is its own), so error
@@ -36,7 +37,7 @@ use async_rustbus::rustbus_core::signature::{Base, Type};
 use async_rustbus::rustbus_core::wire::unmarshal::traits::Variant;
 use async_rustbus::rustbus_core::ByteOrder;
 use async_rustbus::{CallAction, MatchRule, RpcConn};
-use harness::ipc::{self as h, IpcOp, Method, Transport};
+use harness::ipc::{self as h, AppOp, IpcOp, Method, SubscriptionOp, Transport};
 use harness::{payload, Digest};
 use rustbus::wire::marshal::traits::SignatureBuffer;
 use tokio::runtime::Runtime;
@@ -66,7 +67,7 @@ const NO_P2P_SERVER: &str = "async-rustbus 0.2.0 cannot serve a peer-to-peer con
      AUTH with OK <guid>), and every RpcConn constructor connects to an address and sends Hello: none takes an \
      accepted socket";
 
-fn runtime() -> Result<Runtime> {
+pub(crate) fn runtime() -> Result<Runtime> {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -81,7 +82,7 @@ fn bus_socket(t: &Transport) -> Result<&Path> {
 }
 
 /// A bus connection: SASL EXTERNAL and Hello.
-async fn connect(t: &Transport) -> Result<RpcConn> {
+pub(crate) async fn connect(t: &Transport) -> Result<RpcConn> {
     connect_with_fds(t, false).await
 }
 
@@ -114,13 +115,13 @@ fn read_all(p: &MessageBodyParser) -> Result<()> {
 }
 
 /// A client of the benchmark service.
-struct Client {
+pub(crate) struct Client {
     conn: RpcConn,
     destination: String,
 }
 
 impl Client {
-    async fn new(t: &Transport) -> Result<Self> {
+    pub(crate) async fn new(t: &Transport) -> Result<Self> {
         Ok(Client {
             conn: connect(t).await?,
             destination: t.service_name().to_owned(),
@@ -137,7 +138,7 @@ impl Client {
     }
 
     /// Calls `member` of the benchmark interface with the arguments `args` pushes.
-    async fn call(
+    pub(crate) async fn call(
         &self,
         member: &str,
         args: impl FnOnce(&mut MarshalledMessageBody) -> Result<(), rustbus::Error>,
@@ -231,6 +232,38 @@ impl Client {
         Ok(h::in_flight_digest(replies))
     }
 
+    /// A call of `interface.member` on `path` with no arguments, its reply.
+    async fn call_on(&self, path: &str, interface: &str, member: &str, arg: Option<&str>) -> Result<MarshalledMessage> {
+        let mut msg = MessageBuilder::new()
+            .call(member)
+            .with_interface(interface)
+            .on(path)
+            .at(self.destination.as_str())
+            .build();
+        if let Some(arg) = arg {
+            msg.body.push_param(arg).wire()?;
+        }
+        call_msg(&self.conn, &msg).await
+    }
+
+    /// `property/get-all/<n>`: a plain `Properties.GetAll` call (no proxies); the reply's digest.
+    async fn get_all(&self, n: usize) -> Result<u64> {
+        let path = h::props::props_path(n);
+        let reply = self
+            .call_on(&path, PROPERTIES, "GetAll", Some(h::props::PROPS_INTERFACE))
+            .await?;
+        crate::props::get_all_digest(&reply)
+    }
+
+    /// `objects/get-managed-objects/<n>`: a plain `ObjectManager.GetManagedObjects` call; the reply's digest.
+    async fn managed_objects(&self, n: usize) -> Result<u64> {
+        let path = h::props::objects_path(n);
+        let reply = self
+            .call_on(&path, h::props::OBJECT_MANAGER_INTERFACE, "GetManagedObjects", None)
+            .await?;
+        crate::props::managed_objects_digest(&reply)
+    }
+
     async fn echo_bytes(&self, payload: &[u8]) -> Result<u64> {
         let reply = self.call(h::ECHO_BYTES, |b| b.push_param(payload)).await?;
         let mut p = reply.body.parser();
@@ -242,17 +275,22 @@ impl Client {
 }
 
 async fn emit_ping(conn: &RpcConn) -> Result<()> {
+    emit_ping_text(conn, h::SIGNAL_TEXT).await
+}
+
+/// Emits `Ping` carrying `text`.
+pub(crate) async fn emit_ping_text(conn: &RpcConn, text: &str) -> Result<()> {
     let mut sig = MessageBuilder::new()
         .signal(h::INTERFACE, h::SIGNAL, h::OBJECT_PATH)
         .build();
-    sig.body.push_param(h::SIGNAL_TEXT).wire()?;
+    sig.body.push_param(text).wire()?;
     // Returns once every byte is written.
     conn.send_msg_wo_rsp(&sig).await?;
     Ok(())
 }
 
 /// The library's match rule for `Ping` (the same rule as `h::ping_rule`).
-fn ping_match() -> MatchRule {
+pub(crate) fn ping_match() -> MatchRule {
     // Its queue field is private: built from the default.
     let mut rule = MatchRule::default();
     rule.path = Some(h::OBJECT_PATH.into());
@@ -290,6 +328,8 @@ struct Service {
     /// (service name, object path i); `ObjectRef` returns the first.
     relation_set: Vec<(String, ObjectPathBuf)>,
     items: Vec<(String, String)>,
+    /// `property/get-all/<n>`'s and `objects/get-managed-objects/<n>`'s objects (`src/props.rs`).
+    props: crate::props::Objects,
 }
 
 /// The library's reply to a benchmark method whose argument signature the
@@ -323,6 +363,8 @@ fn bench_reply(svc: &Service, call: &MarshalledMessage, member: &str) -> Result<
 fn answer(svc: &Service, call: &MarshalledMessage) -> MarshalledMessage {
     let reply = if crate::fds::is_fd_call(call) {
         crate::fds::read_fd_reply(call)
+    } else if let Some(reply) = svc.props.reply(call) {
+        reply
     } else {
         standard_reply!(
             call,
@@ -354,6 +396,7 @@ async fn serve_bus(transport: &Transport, ready: &mut dyn FnMut()) -> Result<()>
             .map(|i| Ok((name.to_owned(), ObjectPathBuf::try_from(h::object_path(i)).wire()?)))
             .collect::<Result<_>>()?,
         items: h::items(),
+        props: crate::props::Objects::new()?,
     };
     ready();
     loop {
@@ -367,7 +410,15 @@ async fn serve_bus(transport: &Transport, ready: &mut dyn FnMut()) -> Result<()>
 type Op<'a> = Box<dyn FnMut() -> Result<u64> + 'a>;
 
 impl h::Ipc for AsyncRustbusIpc {
-    fn unsupported_ipc(&self, _op: IpcOp, p2p: bool) -> Option<String> {
+    fn unsupported_ipc(&self, op: IpcOp, p2p: bool) -> Option<String> {
+        match op {
+            IpcOp::App(AppOp::Startup(_)) => return Some(crate::apps::NO_INTROSPECTION_PARSER.into()),
+            // A library fact, on a bus and peer to peer alike (as `list` puts library facts first).
+            IpcOp::Subscription(s) if crate::subscriptions::needs_arg_match(s) => {
+                return Some(crate::subscriptions::NO_ARG_MATCH.into())
+            }
+            _ => {}
+        }
         // Ops that need a bus are answered by the harness (`harness::ipc::needs_bus`).
         p2p.then(|| NO_P2P_SERVER.to_string())
     }
@@ -384,7 +435,26 @@ impl h::Ipc for AsyncRustbusIpc {
     }
 
     fn implements(&self, op: IpcOp) -> bool {
-        !op.opt_in() || matches!(op, IpcOp::InFlight(_) | IpcOp::IdleConnections(_) | IpcOp::FdPassing(_))
+        !op.opt_in()
+            || matches!(
+                op,
+                IpcOp::App(AppOp::InOnlyBytes(_) | AppOp::Connections(_) | AppOp::ProxyCreate(_))
+            )
+            || matches!(
+                op,
+                IpcOp::InFlight(_)
+                    | IpcOp::IdleConnections(_)
+                    | IpcOp::FdPassing(_)
+                    | IpcOp::PropertyGetAll(_)
+                    | IpcOp::ManagedObjects(_)
+                    | IpcOp::Subscription(
+                        SubscriptionOp::MatchChurn
+                            | SubscriptionOp::Burst(_)
+                            | SubscriptionOp::Delivered(_)
+                            | SubscriptionOp::NameOwnerChurn(_)
+                            | SubscriptionOp::PropertyStorm(_)
+                    )
+            )
     }
 
     /// `RpcConn::connect_to_path` (SASL, Hello) on the runtime all held connections share.
@@ -404,9 +474,15 @@ impl h::Ipc for AsyncRustbusIpc {
         let t = transport.clone();
         let rt = runtime()?;
         Ok(match op {
-            // Issue 31's application families: opt-in, not written here yet (`implements` says no).
-            IpcOp::App(_) => bail!(harness::ipc::not_implemented(op)),
-            IpcOp::PropertyGetAll(_) | IpcOp::ManagedObjects(_) => bail!(harness::ipc::not_implemented(op)),
+            IpcOp::App(a) => crate::apps::client(rt, &t, a)?,
+            IpcOp::PropertyGetAll(n) => {
+                let client = rt.block_on(Client::new(&t))?;
+                Box::new(move || rt.block_on(client.get_all(n)))
+            }
+            IpcOp::ManagedObjects(n) => {
+                let client = rt.block_on(Client::new(&t))?;
+                Box::new(move || rt.block_on(client.managed_objects(n)))
+            }
             IpcOp::FdPassing(n) => {
                 let conn = rt.block_on(connect_with_fds(&t, true))?;
                 let destination = t.service_name().to_owned();
@@ -476,8 +552,7 @@ impl h::Ipc for AsyncRustbusIpc {
             IpcOp::PropertyColdStart | IpcOp::RawSocket(_) | IpcOp::IdleConnections(_) => {
                 bail!("{op:?} is not a client operation")
             }
-            // Opt-in and not implemented here: `implements` says no, the harness answers for it.
-            IpcOp::Subscription(_) => bail!("{}", h::not_implemented(op)),
+            IpcOp::Subscription(s) => crate::subscriptions::client(rt, &t, s)?,
         })
     }
 

@@ -32,10 +32,14 @@ use rustbus::wire::unmarshal::Error as UnmarshalError;
 use rustbus::Error as MarshalError;
 use typed::{digest_test_body, header_capacity, test_signal};
 
+mod apps;
 mod fds;
 mod ipc;
+mod props;
 #[path = "../../../adapter-shared/rustbus/standard_reply.rs"]
 mod standard_reply;
+mod storm;
+mod subscriptions;
 #[path = "../../../adapter-shared/rustbus/typed.rs"]
 mod typed;
 

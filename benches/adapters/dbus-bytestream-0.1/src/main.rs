@@ -19,7 +19,10 @@ use harness::payload::{self, Body, Unit};
 use harness::scenario::{Kind, Scenario};
 use harness::{Codec, Digest, Shape};
 
+mod apps;
 mod ipc;
+mod storm;
+mod subscriptions;
 
 harness::adapter_main!(
     id: "dbus-bytestream-0.1",
@@ -68,7 +71,23 @@ pub(crate) fn add_unit(msg: Message, u: &Unit) -> Message {
 
 // ---- demarshal ----
 
-fn header_signature(headers: &[HeaderField]) -> Result<&str> {
+/// As `Message::get_body`, except that dict entries are read as structs: the library's
+/// `demarshal` sends `{` to `demarshal_struct`, which reads members until `)` and fails
+/// on `}` with BadSignature. The body as one struct of its arguments.
+pub(crate) fn body_with_dicts(msg: &Message) -> Result<Value> {
+    body_as(msg, header_signature(&msg.headers)?)
+}
+
+/// The body's leading arguments `signature` (a prefix of the message's), dict entries
+/// read as structs ([`body_with_dicts`]), as one struct.
+pub(crate) fn body_as(msg: &Message, signature: &str) -> Result<Value> {
+    let mut sig = format!("({})", signature.replace('{', "(").replace('}', ")"));
+    let mut body = msg.body.clone();
+    let mut offset = 0;
+    demarshal(&mut body, &mut offset, &mut sig).map_err(|e| anyhow::anyhow!("body: {e}"))
+}
+
+pub(crate) fn header_signature(headers: &[HeaderField]) -> Result<&str> {
     let field = headers
         .iter()
         .find(|f| f.0 == HEADER_FIELD_SIGNATURE)
@@ -225,14 +244,7 @@ impl Codec for Bytestream {
 
     fn demarshal(&mut self, bytes: &[u8], shape: Shape, d: &mut Digest) -> Result<()> {
         let msg = parse(bytes)?;
-        // As `Message::get_body`, except that dict entries are read as structs (see above).
-        let mut sig = format!(
-            "({})",
-            header_signature(&msg.headers)?.replace('{', "(").replace('}', ")")
-        );
-        let mut body = msg.body.clone();
-        let mut offset = 0;
-        let body = demarshal(&mut body, &mut offset, &mut sig).map_err(|e| anyhow::anyhow!("body: {e}"))?;
+        let body = body_with_dicts(&msg)?;
         let body = fields(&body)?;
         match shape {
             Shape::Units { count } => {
