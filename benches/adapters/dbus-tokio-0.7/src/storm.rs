@@ -1,7 +1,8 @@
 //! `property/changed-storm/<n>` over dbus-tokio (harness::ipc::storm is the canon).
 //! The messages are dbus-0.9's (`storm_messages`, shared): dbus-rs has no property
 //! cache, so the program keeps each announced value. The emitter queues the n
-//! updates on its connection (yielding to its I/O task after each); the subscriber
+//! updates on its connection (yielding to its I/O task after each, then flushing:
+//! `subs::send_all`); the subscriber
 //! is `add_match(rule).stream::<PropertiesPropertiesChanged>()`, which dbus-rs's
 //! nonblock dispatch feeds from the connection's I/O task (an unbounded channel:
 //! the updates are read while the storm is still being sent), read until the last
@@ -13,8 +14,9 @@ use harness::ipc::storm as st;
 use harness::ipc::Transport;
 use tokio::runtime::Runtime;
 
-use crate::ipc::{connect, send, Op};
+use crate::ipc::{connect, Op};
 use crate::storm_messages::{self as sm, PropertiesPropertiesChanged};
+use crate::subs::send_all;
 
 pub fn client<'a>(rt: &'a Runtime, t: &Transport, n: usize) -> Result<Op<'a>> {
     let path = sm::path()?;
@@ -33,10 +35,8 @@ pub fn client<'a>(rt: &'a Runtime, t: &Transport, n: usize) -> Result<Op<'a>> {
     Ok(Box::new(move || {
         let _keep = (&rx, &subscription);
         rt.block_on(async {
-            for i in 0..n {
-                send(&tx, sm::update(&path, st::level(i)), false)?;
-                tokio::task::yield_now().await;
-            }
+            // Yielding after each, flushed at the end (`subs::send_all` says why).
+            send_all(&tx, (0..n).map(|i| sm::update(&path, st::level(i)))).await?;
             let deadline = tokio::time::Instant::now() + st::SETTLE;
             let mut updates = Vec::new();
             while updates.last() != Some(&last) {

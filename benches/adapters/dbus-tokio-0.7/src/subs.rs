@@ -33,13 +33,24 @@ async fn next<T>(rx: &mut UnboundedReceiver<T>, what: &str) -> Result<T> {
         .with_context(|| format!("the {what} channel ended"))
 }
 
-/// Queues every message on `tx`, letting its I/O task run after each: a send
+/// Queues every message on `tx`, letting its I/O task run after each (a send
 /// libdbus cannot write at once wakes that task, and fails if the task has not
-/// run since the last such wake (`ipc`'s in-flight note).
-async fn send_all(tx: &Bus, msgs: impl IntoIterator<Item = Message>) -> Result<()> {
+/// run since the last such wake: `ipc`'s in-flight note), then flushes with
+/// libdbus's blocking `Channel::flush`, as the fanout emitter does: once the
+/// socket's send buffer fills, dbus-tokio 0.7.6 never reports write readiness
+/// (`ipc::NO_LARGE_WRITES`), so the tail of a long burst would stay queued in
+/// libdbus (measured without it: 9730 to 9972 of 10000 Pings arrived, and 855 and
+/// 935 of 1000 storm updates on dbus-broker and busd).
+pub(crate) async fn send_all(tx: &Bus, msgs: impl IntoIterator<Item = Message>) -> Result<()> {
+    let mut last = None;
     for msg in msgs {
-        send(tx, msg, false)?;
-        tokio::task::yield_now().await;
+        if let Some(previous) = last.replace(msg) {
+            send(tx, previous, false)?;
+            tokio::task::yield_now().await;
+        }
+    }
+    if let Some(msg) = last {
+        send(tx, msg, true)?;
     }
     Ok(())
 }
@@ -159,11 +170,10 @@ pub fn burst<'a>(rt: &'a Runtime, t: &Transport, n: usize) -> Result<Op<'a>> {
             let burst = texts.iter().map(String::as_str).chain([sub::BURST_END]);
             send_all(&tx, burst.map(service::ping_with)).await?;
             let mut got = Vec::with_capacity(n);
-            loop {
-                let (_, (text,)) = tokio::time::timeout(TIMEOUT, stream.next())
-                    .await
-                    .map_err(|_| anyhow!("no Ping within {TIMEOUT:?} ({} received)", got.len()))?
-                    .context("the signal stream ended")?;
+            // Until the end marker; without it for TIMEOUT, what arrived is checked as it is,
+            // so signals that never came are reported lost, with the counts.
+            while let Ok(next) = tokio::time::timeout(TIMEOUT, stream.next()).await {
+                let (_, (text,)) = next.context("the signal stream ended")?;
                 if text == sub::BURST_END {
                     break;
                 }
