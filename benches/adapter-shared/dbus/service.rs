@@ -21,6 +21,10 @@ pub const NO_P2P_SERVER: &str = "dbus-rs 0.9.12 has no API to serve a peer-to-pe
      DBusServer (dbus_server_listen and its new-connection callback), and there is no constructor of a \
      Channel/Connection from an accepted socket or a server-side DBusConnection";
 
+/// Why `proxy/startup/<n>` (introspect, parse, build a proxy per object) cannot run
+/// over dbus-rs, blocking or nonblock (dbus-tokio adds only the connection's I/O task).
+pub const NO_INTROSPECTION_PARSER: &str = "dbus-rs 0.9.12 has no run-time introspection parser: Introspect gives the XML as a string, and only dbus-codegen parses it, at build time, into generated code, so there is nothing to build a proxy from at run time";
+
 /// `ay` read and written as one slice: `&[u8]` uses libdbus's fixed-array fast path
 /// (`dbus_message_iter_get_fixed_array` / `append_fixed_array`), where `Vec<u8>`
 /// would go element by element. One copy out of the message, like `Vec<u8>`.

@@ -60,11 +60,12 @@ fn every_family_fails_when_the_client_does_less_or_the_server_gets_it_wrong() {
 /// "this adapter does not implement <family> yet", or their library's reason).
 /// zbus-4 and zbus-6-tokio compile the same `adapter-shared/zbus/apps.rs` as zbus-5 and zbus-6,
 /// zbus-2 the same `apps_2_3.rs` as zbus-3.
-const IMPLEMENTED: [&str; 9] = [
+const IMPLEMENTED: [&str; 10] = [
     "zbus-6",
     "zbus-5",
     "zbus-3",
     "dbus-0.9",
+    "dbus-tokio-0.7",
     "rustbus-0.19",
     "systemd-0.11",
     GIO,
@@ -78,8 +79,8 @@ const SERVE_P2P: [&str; 5] = ["zbus-6", "zbus-5", "zbus-3", "systemd-0.11", GIO]
 fn application_cells_have_values_or_honest_reasons() {
     let out = TempDir::new("applications");
     // The programs (jeepney, libdbus-c, …) run the self-served families: `program_apps`.
-    let not_yet = ["zbus-1", "dbus-tokio-0.7"];
-    let adapters: Vec<&str> = IMPLEMENTED.iter().copied().chain(not_yet).collect();
+    let not_yet = ["zbus-1"];
+    let adapters: Vec<&str> = IMPLEMENTED.iter().copied().chain(not_yet).chain([DBUS_ASYNC]).collect();
     let r = repo_smoke_results(
         out.path(),
         &[
@@ -122,7 +123,22 @@ fn application_cells_have_values_or_honest_reasons() {
             );
         }
     }
+    // dbus-async builds the call per op (no proxy type) against the harness's server,
+    // whose empty reply has no SIGNATURE field; what it would serve itself, it cannot.
+    for s in [PROPS, NO_PROPS] {
+        let c = cell(&r, DBUS_ASYNC, s, "dbus-daemon");
+        assert_eq!(c.status(), CellStatus::Ok, "{DBUS_ASYNC} {s}: {:?}", c.outcome);
+    }
+    proxy_messages(&r, DBUS_ASYNC, "dbus-daemon");
+    for s in [K1, K20, IN_ONLY] {
+        let why = reason_of(&r, DBUS_ASYNC, s, "dbus-daemon");
+        assert!(why.contains("dbus-async cannot serve"), "{DBUS_ASYNC} {s}: {why}");
+    }
 }
+
+/// dbus-async 2: `proxy/create-call` only (its reader stops on the empty replies
+/// that the self-served families and `InOutInt`'s server would need).
+const DBUS_ASYNC: &str = "dbus-async-2";
 
 /// GDBus: its default `DBusProxy` talks to the bus while it is built; its sink answers
 /// on a thread of its own (the calling thread blocks in `call_sync`).
@@ -132,15 +148,18 @@ const GIO: &str = "gio-0.22";
 /// destination, a path and a timeout; rustbus, async-rustbus, dbus-bytestream and sd-bus have no proxy type; zbus's
 /// `Proxy::new`, with its default `CacheProperties::Lazily`, asks for nothing until a
 /// property is read): the call and its reply are all a monitor sees per operation
-/// (measured: 2.0 on each bus for each).
-const CALL_ONLY: [&str; 7] = [
+/// (measured: 2.0 on each bus for each). dbus-tokio's `nonblock::Proxy` is dbus-rs's
+/// (a clone of the connection's `Arc`); dbus-async has no proxy type either.
+const CALL_ONLY: [&str; 9] = [
     "zbus-6",
     "zbus-3",
     "dbus-0.9",
+    "dbus-tokio-0.7",
     "rustbus-0.19",
     "systemd-0.11",
     "async-rustbus-0.2",
     "dbus-bytestream-0.1",
+    DBUS_ASYNC,
 ];
 
 /// The bus messages per operation of `adapter`'s proxy cells on `bus` (smoke counts
@@ -184,7 +203,14 @@ fn proxy_messages(r: &ResultsFile, adapter: &str, bus: &str) {
 #[test]
 fn self_served_cells_run_on_dbus_broker_and_busd() {
     let out = TempDir::new("applications-buses");
-    let adapters = ["zbus-6", "dbus-0.9", "rustbus-0.19", "systemd-0.11", GIO];
+    let adapters = [
+        "zbus-6",
+        "dbus-0.9",
+        "dbus-tokio-0.7",
+        "rustbus-0.19",
+        "systemd-0.11",
+        GIO,
+    ];
     let buses = ["dbus-broker", "busd"];
     let r = repo_smoke_results(
         out.path(),

@@ -60,9 +60,15 @@ fn messages_are_the_calls(r: &ResultsFile, adapter: &str, bus: &str) {
 /// GDBus: `DBusNodeInfo::for_xml`, a `DBusProxy` with the parsed interface info.
 const GIO: &str = "gio-0.22";
 /// Libraries without a run-time introspection parser: their adapters give the reason.
-const NO_PARSER: [(&str, &str); 7] = [
+const NO_PARSER: [(&str, &str); 9] = [
     ("dbus-0.9", "dbus-rs 0.9.12 has no run-time introspection parser"),
     ("jeepney-0.8", "jeepney 0.8 has no run-time introspection parser"),
+    (
+        "dbus-tokio-0.7",
+        "dbus-tokio 0.7.6 drives dbus-rs's nonblock API, which parses no introspection either: \
+         dbus-rs 0.9.12 has no run-time introspection parser",
+    ),
+    ("dbus-async-2", "dbus-async 2.0.0 has no introspection parser"),
     ("rustbus-0.19", "rustbus 0.19.3 has no introspection parser"),
     (
         "systemd-0.11",

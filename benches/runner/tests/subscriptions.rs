@@ -70,7 +70,7 @@ const IMPLEMENTED: [(&str, &[&str]); 11] = [
     ("zbus-5", &[CHURN, BURST, BROAD, ARG0, NOC_BROAD, NOC_ARG0]),
     ("zbus-3", &[CHURN, BURST, BROAD, ARG0, NOC_BROAD, NOC_ARG0]),
     ("dbus-0.9", &[CHURN, BURST, BROAD, ARG0, NOC_BROAD, NOC_ARG0]),
-    ("dbus-tokio-0.7", &[CHURN]),
+    ("dbus-tokio-0.7", &[CHURN, BURST, BROAD, ARG0, NOC_BROAD, NOC_ARG0]),
     ("rustbus-0.19", &[CHURN, BURST, BROAD, ARG0, NOC_BROAD, NOC_ARG0]),
     ("systemd-0.11", &[CHURN, BURST, BROAD, ARG0, NOC_BROAD, NOC_ARG0]),
     ("libdbus-c-1.14", &[CHURN, BURST, BROAD, ARG0, NOC_BROAD, NOC_ARG0]),

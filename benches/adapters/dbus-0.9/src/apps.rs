@@ -11,13 +11,11 @@ use std::sync::mpsc;
 use anyhow::{bail, Context, Result};
 use dbus::blocking::stdintf::org_freedesktop_dbus::RequestNameReply;
 use dbus::blocking::Proxy;
-use dbus_crossroads::{Crossroads, IfaceBuilder};
 use harness::ipc::application::{self as app, AppOp, SharedTally};
 use harness::ipc::proxied::{self as px, ProxyServer};
 use harness::ipc::{self as h, raw_server, Transport};
 
 use crate::ipc::{connect, connect_proxy, TIMEOUT};
-use crate::service::ByteArray;
 
 type Op = Box<dyn FnMut() -> Result<u64>>;
 
@@ -69,14 +67,7 @@ fn serve_sink(t: &Transport, name: &str, tally: SharedTally) -> Result<()> {
                     return;
                 }
             };
-            let mut cr = Crossroads::new();
-            let iface = cr.register(app::SINK_INTERFACE, |b: &mut IfaceBuilder<SharedTally>| {
-                b.method(app::SINK_BYTES, ("data",), (), |_, tally, (data,): (ByteArray,)| {
-                    app::record(tally, &data.0);
-                    Ok(())
-                });
-            });
-            cr.insert(app::SINK_PATH, &[iface], tally);
+            let cr = crate::sink::crossroads(tally);
             // Calls that arrive before `serve` starts wait in libdbus's queue.
             let _ = tx.send(Ok(()));
             if let Err(e) = cr.serve(&conn) {

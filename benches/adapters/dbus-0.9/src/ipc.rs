@@ -16,17 +16,14 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::{anyhow, bail, ensure, Context, Result};
-use dbus::blocking::stdintf::org_freedesktop_dbus::{Properties, RequestNameReply};
+use dbus::blocking::stdintf::org_freedesktop_dbus::{ObjectManager, Properties, RequestNameReply};
 use dbus::blocking::{Connection, Proxy};
 use dbus::channel::{Channel, MatchingReceiver, Sender};
 use dbus::Message;
 use harness::ipc::{self as h, AppOp, IpcOp, Method, SubscriptionOp, Transport};
 use harness::{payload, Digest};
 
-use crate::service::{self, digest_call, digest_items, ping_rule, ByteArray, NO_P2P_SERVER};
-
-/// Why `proxy/startup/<n>` (introspect, parse, build a proxy per object) cannot run here.
-const NO_INTROSPECTION_PARSER: &str = "dbus-rs 0.9.12 has no run-time introspection parser: Introspect gives the XML as a string, and only dbus-codegen parses it, at build time, into generated code, so there is nothing to build a proxy from at run time";
+use crate::service::{self, digest_call, digest_items, ping_rule, ByteArray, NO_INTROSPECTION_PARSER, NO_P2P_SERVER};
 
 pub struct DbusIpc;
 
@@ -68,6 +65,11 @@ fn call(proxy: &BenchProxy, m: Method) -> Result<u64> {
         };
     }
     Ok(digest_call!(m, invoke))
+}
+
+/// A proxy of the props or objects family's `path` (the proxy owns the connection).
+fn props_proxy(conn: Connection, destination: &str, path: String) -> BenchProxy {
+    Proxy::new(destination.to_owned(), path, TIMEOUT, Box::new(conn))
 }
 
 /// Emits `Ping` and flushes it to the socket.
@@ -210,13 +212,14 @@ impl h::Ipc for DbusIpc {
         let t = transport.clone();
         Ok(match op {
             IpcOp::App(a) => crate::apps::client(&t, a)?,
+            // The generated blocking `stdintf` calls; served and digested by the shared `props`.
             IpcOp::PropertyGetAll(n) => {
-                let proxy = crate::props::proxy(connect(&t)?, t.service_name(), h::props::props_path(n), TIMEOUT);
-                Box::new(move || crate::props::get_all(&proxy))
+                let proxy = props_proxy(connect(&t)?, t.service_name(), h::props::props_path(n));
+                Box::new(move || crate::props::get_all_digest(&proxy.get_all(h::props::PROPS_INTERFACE)?))
             }
             IpcOp::ManagedObjects(n) => {
-                let proxy = crate::props::proxy(connect(&t)?, t.service_name(), h::props::objects_path(n), TIMEOUT);
-                Box::new(move || crate::props::managed_objects(&proxy))
+                let proxy = props_proxy(connect(&t)?, t.service_name(), h::props::objects_path(n));
+                Box::new(move || crate::props::managed_objects_digest(&proxy.get_managed_objects()?))
             }
             IpcOp::FdPassing(n) => {
                 let proxy = connect_proxy(&t)?;

@@ -12,8 +12,17 @@ harness::adapter_main!(
     ipc: ipc::DbusTokioIpc::default()
 );
 
+mod apps;
 #[path = "../../../adapter-shared/dbus/codec.rs"]
 mod codec;
 mod ipc;
+#[path = "../../../adapter-shared/dbus/props.rs"]
+mod props;
 #[path = "../../../adapter-shared/dbus/service.rs"]
 mod service;
+#[path = "../../../adapter-shared/dbus/sink.rs"]
+mod sink;
+mod storm;
+#[path = "../../../adapter-shared/dbus/storm_messages.rs"]
+mod storm_messages;
+mod subs;

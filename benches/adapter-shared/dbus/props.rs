@@ -1,15 +1,16 @@
 //! `property/get-all/<n>` and `objects/get-managed-objects/<n>` (harness::ipc::props)
-//! through dbus-rs: served by `dbus_crossroads` (one interface per `n` with a
-//! getter per property; `Crossroads::object_manager` over `n` children), called
-//! through the generated blocking `stdintf::org_freedesktop_dbus::Properties::get_all`
-//! and `ObjectManager::get_managed_objects`.
+//! in the dbus-rs adapters: served by `dbus_crossroads` (one interface per `n` with a
+//! getter per property; `Crossroads::object_manager` over `n` children) in both
+//! dbus-0.9's and dbus-tokio-0.7's server, and the replies of the generated
+//! `stdintf::org_freedesktop_dbus::Properties::get_all` and
+//! `ObjectManager::get_managed_objects` digested alike; each adapter makes the call
+//! itself (blocking `stdintf`, or the nonblock one awaited).
 
-use std::time::Duration;
+use std::collections::HashMap;
 
 use anyhow::{bail, Result};
 use dbus::arg::{ArgType, PropMap, RefArg};
-use dbus::blocking::stdintf::org_freedesktop_dbus::{ObjectManager, Properties};
-use dbus::blocking::{Connection, Proxy};
+use dbus::Path;
 use dbus_crossroads::{Crossroads, IfaceBuilder};
 use harness::ipc::props::{self as p, PropValue};
 
@@ -112,23 +113,15 @@ fn props_of(map: &PropMap) -> Result<Vec<(&str, PropValue)>> {
     map.iter().map(|(k, v)| Ok((k.as_str(), value_of(k, &*v.0)?))).collect()
 }
 
-pub type PropsProxy = Proxy<'static, Box<Connection>>;
-
-pub fn proxy(conn: Connection, destination: &str, path: String, timeout: Duration) -> PropsProxy {
-    Proxy::new(destination.to_owned(), path, timeout, Box::new(conn))
+/// The digest of a `GetAll` reply of the benchmark interface.
+pub fn get_all_digest(all: &PropMap) -> Result<u64> {
+    Ok(p::properties_digest(props_of(all)?))
 }
 
-/// One `Properties::get_all` of the benchmark interface; its digest.
-pub fn get_all(proxy: &PropsProxy) -> Result<u64> {
-    let all = proxy.get_all(p::PROPS_INTERFACE)?;
-    Ok(p::properties_digest(props_of(&all)?))
-}
-
-/// One `ObjectManager::get_managed_objects`; the digest of the benchmark interface's entries.
-pub fn managed_objects(proxy: &PropsProxy) -> Result<u64> {
-    let objects = proxy.get_managed_objects()?;
+/// The digest of a `GetManagedObjects` reply: the benchmark interface's entries.
+pub fn managed_objects_digest(objects: &HashMap<Path<'static>, HashMap<String, PropMap>>) -> Result<u64> {
     let mut items = Vec::with_capacity(objects.len());
-    for (path, interfaces) in &objects {
+    for (path, interfaces) in objects {
         // Only the benchmark interface counts (a server may list the standard ones too).
         if let Some(props) = interfaces.get(p::ITEM_INTERFACE) {
             items.push((&**path, props_of(props)?));
