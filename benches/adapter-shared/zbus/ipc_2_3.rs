@@ -23,6 +23,8 @@ use crate::bus_rules::{self, PingMessage};
 
 #[path = "apps_2_3.rs"]
 mod apps;
+#[path = "storm_2_3.rs"]
+mod storm;
 use crate::UnitsRef;
 
 pub struct ZbusIpc;
@@ -298,7 +300,7 @@ impl h::Ipc for ZbusIpc {
             || matches!(op, IpcOp::InFlight(_) | IpcOp::IdleConnections(_) | IpcOp::FdPassing(_))
             || matches!(
                 op,
-                IpcOp::App(AppOp::InOnlyBytes(_) | AppOp::Connections(_) | AppOp::ProxyCreate(_))
+                IpcOp::App(AppOp::InOnlyBytes(_) | AppOp::Connections(_) | AppOp::ProxyCreate(_) | AppOp::Startup(_))
             )
             || matches!(
                 op,
@@ -307,6 +309,7 @@ impl h::Ipc for ZbusIpc {
                         | SubscriptionOp::Burst(_)
                         | SubscriptionOp::Delivered(_)
                         | SubscriptionOp::NameOwnerChurn(_)
+                        | SubscriptionOp::PropertyStorm(_)
                 )
             )
     }
@@ -403,7 +406,7 @@ impl h::Ipc for ZbusIpc {
                     Ok(h::in_flight_digest(replies))
                 })
             }
-            IpcOp::Subscription(SubscriptionOp::PropertyStorm(_)) => bail!("{}", h::not_implemented(op)),
+            IpcOp::Subscription(SubscriptionOp::PropertyStorm(n)) => storm::client(&t, n)?,
             IpcOp::Subscription(SubscriptionOp::Delivered(scope)) => {
                 // The scope's rule on the bus; the messages read up to the matching Ping.
                 let tx = connect(&t)?;
