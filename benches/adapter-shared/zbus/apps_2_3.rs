@@ -3,7 +3,7 @@
 //! a service the process serves itself on a second connection (`call/in-only-bytes/<n>`),
 //! K connections of one process called in turn (`call/connections-in-process/<k>`), and a
 //! blocking `Proxy` built and called once against the harness's own server
-//! (`proxy/create-call/<server>`); `proxy/startup/<n>` is in startup_2_3.rs. zbus 4 to 6
+//! (`proxy/create-call/<server>`); `proxy/startup/<n>` is in startup_1_3.rs. zbus 4 to 6
 //! have theirs in apps.rs.
 
 use anyhow::{bail, Context, Result};
@@ -17,7 +17,7 @@ use zbus::dbus_interface;
 use super::{connect, connect_proxy};
 use crate::bus_rules;
 
-#[path = "startup_2_3.rs"]
+#[path = "startup_1_3.rs"]
 mod startup;
 
 type Op = Box<dyn FnMut() -> Result<u64>>;

@@ -139,8 +139,14 @@ trait Bench {
     fn items(&self) -> zbus::Result<Vec<(String, String)>>;
 }
 
+/// What adapter-shared/zbus/startup_1_3.rs (`apps::startup`) builds on: the blocking API.
+pub(crate) mod startup_api {
+    pub(crate) use super::connect;
+    pub(crate) use zbus::blocking::{Connection, Proxy};
+}
+
 /// A new connection: SASL, then Hello on a bus; SASL only peer to peer.
-fn connect(t: &Transport) -> zbus::Result<blocking::Connection> {
+pub(crate) fn connect(t: &Transport) -> zbus::Result<blocking::Connection> {
     match t {
         Transport::Bus { address, .. } => ConnectionBuilder::address(address.as_str())?.build(),
         Transport::P2p { .. } => ConnectionBuilder::address(t.address().as_str())?.p2p().build(),

@@ -59,11 +59,12 @@ fn every_family_fails_when_the_client_does_less_or_the_server_gets_it_wrong() {
 /// Who has code for both families (the rest of the adapters with a transport say
 /// "this adapter does not implement <family> yet", or their library's reason).
 /// zbus-4 and zbus-6-tokio compile the same `adapter-shared/zbus/apps.rs` as zbus-5 and zbus-6,
-/// zbus-2 the same `apps_2_3.rs` as zbus-3.
-const IMPLEMENTED: [&str; 7] = [
+/// zbus-2 the same `apps_2_3.rs` as zbus-3; zbus-1 its own `src/apps.rs`.
+const IMPLEMENTED: [&str; 8] = [
     "zbus-6",
     "zbus-5",
     "zbus-3",
+    "zbus-1",
     "dbus-0.9",
     "rustbus-0.19",
     "systemd-0.11",
@@ -76,7 +77,7 @@ const SERVE_P2P: [&str; 5] = ["zbus-6", "zbus-5", "zbus-3", "systemd-0.11", GIO]
 fn application_cells_have_values_or_honest_reasons() {
     let out = TempDir::new("applications");
     // The programs (jeepney, libdbus-c, …) run the self-served families: `program_apps`.
-    let not_yet = ["zbus-1", "dbus-tokio-0.7"];
+    let not_yet = ["dbus-tokio-0.7"];
     let adapters: Vec<&str> = IMPLEMENTED.iter().copied().chain(not_yet).collect();
     let r = repo_smoke_results(
         out.path(),
@@ -99,6 +100,13 @@ fn application_cells_have_values_or_honest_reasons() {
         for s in [K1, K20] {
             if SERVE_P2P.contains(&a) {
                 assert_eq!(status_on(&r, a, s, "p2p"), CellStatus::Ok, "{a} {s} p2p");
+            } else if a == "zbus-1" {
+                // zbus 1 has no p2p at all: its server handshake's reason, for every op.
+                let why = reason_of(&r, a, s, "p2p");
+                assert!(
+                    why.starts_with("zbus 1.9.3's p2p server handshake"),
+                    "{a} {s} p2p: {why}"
+                );
             } else {
                 let why = reason_of(&r, a, s, "p2p");
                 assert!(why.contains("peer-to-peer"), "{a} {s} p2p: {why}");
@@ -129,9 +137,9 @@ const GIO: &str = "gio-0.22";
 /// Libraries that send nothing to build a proxy (dbus-rs's `blocking::Proxy` is a
 /// destination, a path and a timeout; rustbus and sd-bus have no proxy type; zbus's
 /// `Proxy::new`, with its default `CacheProperties::Lazily`, asks for nothing until a
-/// property is read): the call and its reply are all a monitor sees per operation
+/// property is read; zbus 1's caches nothing): the call and its reply are all a monitor sees per operation
 /// (measured: 2.0 on each bus for each).
-const CALL_ONLY: [&str; 5] = ["zbus-6", "zbus-3", "dbus-0.9", "rustbus-0.19", "systemd-0.11"];
+const CALL_ONLY: [&str; 6] = ["zbus-6", "zbus-3", "zbus-1", "dbus-0.9", "rustbus-0.19", "systemd-0.11"];
 
 /// The bus messages per operation of `adapter`'s proxy cells on `bus` (smoke counts
 /// costs for both): at least the call and its reply; exactly those where the library

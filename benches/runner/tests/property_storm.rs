@@ -57,7 +57,7 @@ fn a_storm_that_drops_an_update_fails_and_floods_report_memory_and_disconnection
 }
 
 /// Who has code for it and holds the value itself (no property cache in the library).
-const IMPLEMENTED: [&str; 3] = ["dbus-0.9", "rustbus-0.19", "systemd-0.11"];
+const IMPLEMENTED: [&str; 4] = ["dbus-0.9", "rustbus-0.19", "systemd-0.11", "zbus-1"];
 /// zbus 4, 5, 6 share adapter-shared/zbus/storm.rs (6-tokio too, not built here), zbus 3
 /// adapter-shared/zbus/storm_2_3.rs (zbus-2 too, its own lockfile, not built here): zbus's
 /// own caching proxy, whose `GetAll` the private buses' policy lets through (bus/src/config.rs).

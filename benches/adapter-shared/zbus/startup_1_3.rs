@@ -1,22 +1,24 @@
-//! `proxy/startup/<n>` on zbus 2 and 3 (issue 31, item 6; the canon is
+//! `proxy/startup/<n>` on zbus 1, 2 and 3 (issue 31, item 6; the canon is
 //! `harness::ipc::startup`), compiled as `ipc::apps::startup` of adapter-zbus-2 and -3
-//! through apps_2_3.rs: what a service supervisor does at boot, with the blocking API.
-//! zbus 2 and 3 carry their own introspection parser, `zbus::xml` (serde-xml-rs, behind
-//! zbus's `xml` feature, which both adapters turn on; zbus 4 to 6 moved it into the
-//! separate `zbus_xml` crate, see startup.rs). One operation: Introspect the root
-//! through a `blocking::Proxy` of `org.freedesktop.DBus.Introspectable`,
+//! through apps_2_3.rs and as `startup` of adapter-zbus-1: what a service supervisor does
+//! at boot, with the blocking API (each includer's `ipc::startup_api` names it: zbus 2 and
+//! 3's `zbus::blocking::{Connection, Proxy}`, zbus 1's synchronous `zbus::{Connection,
+//! Proxy}`; the calls are the same text). zbus 1 to 3 carry their own introspection
+//! parser, `zbus::xml` (serde-xml-rs, behind zbus's `xml` feature, which the three adapters
+//! turn on; zbus 4 to 6 moved it into the separate `zbus_xml` crate, see startup.rs). One
+//! operation: Introspect the root through a blocking `Proxy` of
+//! `org.freedesktop.DBus.Introspectable`,
 //! `zbus::xml::Node::from_reader` to find its children, then per child Introspect it,
 //! parse it, find the interface and its `Id` method (one `u` out) in the parsed
-//! `Interface`, build a `blocking::Proxy` for that interface (zbus's defaults:
-//! properties cached lazily) and call `Id`.
+//! `Interface`, build a `Proxy` for that interface (zbus 2 and 3's defaults: properties
+//! cached lazily; zbus 1 caches none) and call `Id`.
 
 use anyhow::{bail, ensure, Context, Result};
 use harness::ipc::proxied as px;
 use harness::ipc::startup::{self as st, StartupServer};
 use harness::ipc::{raw_server, Transport};
-use zbus::blocking;
 
-use super::super::connect;
+use crate::ipc::startup_api::{connect, Connection, Proxy};
 
 const INTROSPECTABLE: &str = "org.freedesktop.DBus.Introspectable";
 
@@ -39,8 +41,8 @@ pub fn client(t: &Transport, n: usize) -> Result<Op> {
 }
 
 /// Introspects the object at `path` of `dest` and parses the XML.
-fn introspect(conn: &blocking::Connection, dest: &str, path: &str) -> Result<zbus::xml::Node> {
-    let proxy = blocking::Proxy::new(conn, dest, path, INTROSPECTABLE)?;
+fn introspect(conn: &Connection, dest: &str, path: &str) -> Result<zbus::xml::Node> {
+    let proxy = Proxy::new(conn, dest, path, INTROSPECTABLE)?;
     let xml: String = proxy
         .call("Introspect", &())
         .with_context(|| format!("Introspect {path}"))?;
@@ -48,7 +50,7 @@ fn introspect(conn: &blocking::Connection, dest: &str, path: &str) -> Result<zbu
 }
 
 /// One operation: the root, then each child it lists; the Ids the children returned.
-fn start_up(conn: &blocking::Connection, dest: &str) -> Result<Vec<u32>> {
+fn start_up(conn: &Connection, dest: &str) -> Result<Vec<u32>> {
     let root = introspect(conn, dest, st::STARTUP_ROOT)?;
     let mut ids = Vec::new();
     for child in root.nodes() {
@@ -75,7 +77,7 @@ fn start_up(conn: &blocking::Connection, dest: &str) -> Result<Vec<u32>> {
         let Some((interface, method)) = found else {
             bail!("{path} has no {}.{}() -> u", st::STARTUP_INTERFACE, st::STARTUP_METHOD);
         };
-        let proxy = blocking::Proxy::new(conn, dest, path.as_str(), interface.as_str())?;
+        let proxy = Proxy::new(conn, dest, path.as_str(), interface.as_str())?;
         let id: u32 = proxy.call(method.as_str(), &())?;
         ids.push(id);
     }
