@@ -23,6 +23,8 @@ use crate::bus_rules::{self, PingMessage};
 
 #[path = "apps_2_3.rs"]
 mod apps;
+#[path = "props_2_3.rs"]
+mod props;
 #[path = "storm_2_3.rs"]
 mod storm;
 use crate::UnitsRef;
@@ -231,8 +233,11 @@ type Op<'a> = Box<dyn FnMut() -> Result<u64> + 'a>;
 impl h::Ipc for ZbusIpc {
     fn unsupported_ipc(&self, op: IpcOp, p2p: bool) -> Option<String> {
         let fds_p2p = matches!(op, IpcOp::FdPassing(_)).then_some(crate::fds::NO_P2P_FDS);
+        let props_p2p =
+            matches!(op, IpcOp::PropertyGetAll(_) | IpcOp::ManagedObjects(_)).then_some(props::NOT_PEER_TO_PEER);
         bus_rules::P2P_UNSUPPORTED
             .or(fds_p2p)
+            .or(props_p2p)
             .filter(|_| p2p)
             .map(str::to_owned)
     }
@@ -247,6 +252,7 @@ impl h::Ipc for ZbusIpc {
                     .serve_at(h::OBJECT_PATH, crate::fds::FdService)?
                     .build()
                     .context("connecting the server to the bus")?;
+                props::serve_all(&conn).context("serving the property objects")?;
                 // Not the builder's `name`: it requests with REPLACE_EXISTING, which would take
                 // the name from an owner that allows replacement.
                 bus_rules::request_name(&conn, service_name).with_context(|| format!("requesting {service_name}"))?;
@@ -304,6 +310,7 @@ impl h::Ipc for ZbusIpc {
     fn implements(&self, op: IpcOp) -> bool {
         !op.opt_in()
             || matches!(op, IpcOp::InFlight(_) | IpcOp::IdleConnections(_) | IpcOp::FdPassing(_))
+            || matches!(op, IpcOp::PropertyGetAll(_) | IpcOp::ManagedObjects(_))
             || matches!(
                 op,
                 IpcOp::App(AppOp::InOnlyBytes(_) | AppOp::Connections(_) | AppOp::ProxyCreate(_) | AppOp::Startup(_))
@@ -331,7 +338,8 @@ impl h::Ipc for ZbusIpc {
         Ok(match op {
             // Issue 31's application families (`apps_2_3.rs`).
             IpcOp::App(a) => apps::client(&t, a)?,
-            IpcOp::PropertyGetAll(_) | IpcOp::ManagedObjects(_) => bail!(harness::ipc::not_implemented(op)),
+            IpcOp::PropertyGetAll(n) => props::get_all_client(connect(&t)?, &t, n)?,
+            IpcOp::ManagedObjects(n) => props::managed_objects_client(connect(&t)?, &t, n)?,
             IpcOp::FdPassing(n) => {
                 let conn = connect(&t)?;
                 Box::new(crate::fds::client(
