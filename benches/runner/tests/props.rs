@@ -9,13 +9,14 @@ use crate::common::*;
 use harness::results::{CellStatus, Outcome, Role};
 
 /// Adapters that serve and call both families on a bus (ids).
-const IMPLEMENTED: [&str; 15] = [
+const IMPLEMENTED: [&str; 16] = [
     "zbus-6",
     "zbus-6-tokio",
     "zbus-5",
     "zbus-4",
     "zbus-3",
     "zbus-2",
+    "zbus-1",
     "dbus-0.9",
     "systemd-0.11",
     "rustbus-0.19",
@@ -99,7 +100,7 @@ fn property_sets_and_managed_objects_have_values_or_honest_reasons() {
         out.path(),
         &[
             "--adapters",
-            "zbus-6,dbus-0.9,systemd-0.11,rustbus-0.19,libdbus-c-1.14,jeepney-0.8,dbus-python-1.3,gio-0.22,zbus-3,zbus-1",
+            "zbus-6,dbus-0.9,systemd-0.11,rustbus-0.19,libdbus-c-1.14,jeepney-0.8,dbus-python-1.3,gio-0.22,zbus-3,zbus-1,dbus-bytestream-0.1",
             "--scenarios",
             &scenarios.join(","),
             "--buses",
@@ -144,6 +145,10 @@ fn property_sets_and_managed_objects_have_values_or_honest_reasons() {
             ("zbus-3", "dbus-daemon", Role::Same),
             ("zbus-3", "dbus-daemon", Role::Client),
             ("zbus-3", "dbus-daemon", Role::Server),
+            // zbus 1: a hand-written `Interface` and a manager answering with a reply built once.
+            ("zbus-1", "dbus-daemon", Role::Same),
+            ("zbus-1", "dbus-daemon", Role::Client),
+            ("zbus-1", "dbus-daemon", Role::Server),
         ] {
             let c = cell(adapter, s, bus, role);
             assert_eq!(
@@ -172,18 +177,18 @@ fn property_sets_and_managed_objects_have_values_or_honest_reasons() {
             other => panic!("dbus-0.9 {s} p2p: {other:?}"),
         }
         let family = s.rsplit_once('/').unwrap().0;
-        match &cell("zbus-1", s, "dbus-daemon", Role::Same).outcome {
+        match &cell("dbus-bytestream-0.1", s, "dbus-daemon", Role::Same).outcome {
             Outcome::Unsupported { reason } => {
                 assert_eq!(reason, &format!("this adapter does not implement {family} yet"))
             }
-            other => panic!("zbus-1 {s}: {other:?}"),
+            other => panic!("dbus-bytestream-0.1 {s}: {other:?}"),
         }
-        match &cell("zbus-1", s, "dbus-daemon", Role::Client).outcome {
+        match &cell("dbus-bytestream-0.1", s, "dbus-daemon", Role::Client).outcome {
             Outcome::Unsupported { reason } => assert_eq!(
                 reason,
-                &format!("the client (zbus-1): this adapter does not implement {family} yet")
+                &format!("the client (dbus-bytestream-0.1): this adapter does not implement {family} yet")
             ),
-            other => panic!("zbus-1 {s} client: {other:?}"),
+            other => panic!("dbus-bytestream-0.1 {s} client: {other:?}"),
         }
     }
 }

@@ -321,6 +321,7 @@ impl h::Ipc for ZbusIpc {
                 let mut server = ObjectServer::new(&conn);
                 server.at(&h::OBJECT_PATH.try_into()?, BenchService::new(service_name))?;
                 server.at(&h::OBJECT_PATH.try_into()?, crate::fds::FdService)?;
+                crate::props::serve_all(&mut server).context("serving the property objects")?;
                 // DO_NOT_QUEUE alone: never take the name from another owner.
                 let reply = fdo::DBusProxy::new(&conn)?
                     .request_name(service_name, RequestNameFlags::DoNotQueue.into())
@@ -353,6 +354,7 @@ impl h::Ipc for ZbusIpc {
         !op.opt_in()
             || matches!(op, IpcOp::InFlight(_) | IpcOp::IdleConnections(_) | IpcOp::FdPassing(_))
             || matches!(op, IpcOp::App(_) | IpcOp::Subscription(_))
+            || matches!(op, IpcOp::PropertyGetAll(_) | IpcOp::ManagedObjects(_))
     }
 
     /// `Connection::new_for_address` (SASL, Hello); zbus 1 has no `close()`:
@@ -366,7 +368,8 @@ impl h::Ipc for ZbusIpc {
         Ok(match op {
             // Issue 31's application families (src/apps.rs).
             IpcOp::App(a) => crate::apps::client(&t, a)?,
-            IpcOp::PropertyGetAll(_) | IpcOp::ManagedObjects(_) => bail!(harness::ipc::not_implemented(op)),
+            IpcOp::PropertyGetAll(n) => crate::props::get_all_client(&t, n)?,
+            IpcOp::ManagedObjects(n) => crate::props::managed_objects_client(&t, n)?,
             IpcOp::FdPassing(n) => Box::new(crate::fds::client(&t, n)?),
             IpcOp::Call(m) => {
                 let proxy = connect_proxy(&t)?;

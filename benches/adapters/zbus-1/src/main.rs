@@ -8,6 +8,7 @@ mod apps;
 mod codec;
 mod fds;
 mod ipc;
+mod props;
 #[path = "../../../adapter-shared/zbus/startup_1_3.rs"]
 mod startup;
 mod storm;
