@@ -3,7 +3,8 @@
 //! a service the process serves itself on a second connection (`call/in-only-bytes/<n>`),
 //! K connections of one process called in turn (`call/connections-in-process/<k>`), and a
 //! blocking `Proxy` built and called once against the harness's own server
-//! (`proxy/create-call/<server>`). zbus 4 to 6 have theirs in apps.rs.
+//! (`proxy/create-call/<server>`); `proxy/startup/<n>` is in startup_1_3.rs. zbus 4 to 6
+//! have theirs in apps.rs.
 
 use anyhow::{bail, Context, Result};
 use harness::ipc::application::{self as app, AppOp, SharedTally};
@@ -15,6 +16,9 @@ use zbus::dbus_interface;
 
 use super::{connect, connect_proxy};
 use crate::bus_rules;
+
+#[path = "startup_1_3.rs"]
+mod startup;
 
 type Op = Box<dyn FnMut() -> Result<u64>>;
 
@@ -36,8 +40,7 @@ pub fn client(t: &Transport, op: AppOp) -> Result<Op> {
         AppOp::InOnlyBytes(n) => in_only_bytes(t, n),
         AppOp::Connections(k) => connections(t, k),
         AppOp::ProxyCreate(server) => proxy_create(t, server),
-        // Not written for zbus 2 and 3 (`implements` says no; their `zbus::xml` could parse it).
-        AppOp::Startup(_) => bail!(harness::ipc::not_implemented(harness::ipc::IpcOp::App(op))),
+        AppOp::Startup(n) => startup::client(t, n),
     }
 }
 

@@ -23,6 +23,10 @@ use crate::bus_rules::{self, PingMessage};
 
 #[path = "apps_2_3.rs"]
 mod apps;
+#[path = "props_2_3.rs"]
+mod props;
+#[path = "storm_2_3.rs"]
+mod storm;
 use crate::UnitsRef;
 
 pub struct ZbusIpc;
@@ -137,8 +141,14 @@ trait Bench {
     fn items(&self) -> zbus::Result<Vec<(String, String)>>;
 }
 
+/// What adapter-shared/zbus/startup_1_3.rs (`apps::startup`) builds on: the blocking API.
+pub(crate) mod startup_api {
+    pub(crate) use super::connect;
+    pub(crate) use zbus::blocking::{Connection, Proxy};
+}
+
 /// A new connection: SASL, then Hello on a bus; SASL only peer to peer.
-fn connect(t: &Transport) -> zbus::Result<blocking::Connection> {
+pub(crate) fn connect(t: &Transport) -> zbus::Result<blocking::Connection> {
     match t {
         Transport::Bus { address, .. } => ConnectionBuilder::address(address.as_str())?.build(),
         Transport::P2p { .. } => ConnectionBuilder::address(t.address().as_str())?.p2p().build(),
@@ -223,8 +233,11 @@ type Op<'a> = Box<dyn FnMut() -> Result<u64> + 'a>;
 impl h::Ipc for ZbusIpc {
     fn unsupported_ipc(&self, op: IpcOp, p2p: bool) -> Option<String> {
         let fds_p2p = matches!(op, IpcOp::FdPassing(_)).then_some(crate::fds::NO_P2P_FDS);
+        let props_p2p =
+            matches!(op, IpcOp::PropertyGetAll(_) | IpcOp::ManagedObjects(_)).then_some(props::NOT_PEER_TO_PEER);
         bus_rules::P2P_UNSUPPORTED
             .or(fds_p2p)
+            .or(props_p2p)
             .filter(|_| p2p)
             .map(str::to_owned)
     }
@@ -239,6 +252,7 @@ impl h::Ipc for ZbusIpc {
                     .serve_at(h::OBJECT_PATH, crate::fds::FdService)?
                     .build()
                     .context("connecting the server to the bus")?;
+                props::serve_all(&conn).context("serving the property objects")?;
                 // Not the builder's `name`: it requests with REPLACE_EXISTING, which would take
                 // the name from an owner that allows replacement.
                 bus_rules::request_name(&conn, service_name).with_context(|| format!("requesting {service_name}"))?;
@@ -296,9 +310,10 @@ impl h::Ipc for ZbusIpc {
     fn implements(&self, op: IpcOp) -> bool {
         !op.opt_in()
             || matches!(op, IpcOp::InFlight(_) | IpcOp::IdleConnections(_) | IpcOp::FdPassing(_))
+            || matches!(op, IpcOp::PropertyGetAll(_) | IpcOp::ManagedObjects(_))
             || matches!(
                 op,
-                IpcOp::App(AppOp::InOnlyBytes(_) | AppOp::Connections(_) | AppOp::ProxyCreate(_))
+                IpcOp::App(AppOp::InOnlyBytes(_) | AppOp::Connections(_) | AppOp::ProxyCreate(_) | AppOp::Startup(_))
             )
             || matches!(
                 op,
@@ -307,6 +322,7 @@ impl h::Ipc for ZbusIpc {
                         | SubscriptionOp::Burst(_)
                         | SubscriptionOp::Delivered(_)
                         | SubscriptionOp::NameOwnerChurn(_)
+                        | SubscriptionOp::PropertyStorm(_)
                 )
             )
     }
@@ -322,7 +338,8 @@ impl h::Ipc for ZbusIpc {
         Ok(match op {
             // Issue 31's application families (`apps_2_3.rs`).
             IpcOp::App(a) => apps::client(&t, a)?,
-            IpcOp::PropertyGetAll(_) | IpcOp::ManagedObjects(_) => bail!(harness::ipc::not_implemented(op)),
+            IpcOp::PropertyGetAll(n) => props::get_all_client(connect(&t)?, &t, n)?,
+            IpcOp::ManagedObjects(n) => props::managed_objects_client(connect(&t)?, &t, n)?,
             IpcOp::FdPassing(n) => {
                 let conn = connect(&t)?;
                 Box::new(crate::fds::client(
@@ -403,7 +420,7 @@ impl h::Ipc for ZbusIpc {
                     Ok(h::in_flight_digest(replies))
                 })
             }
-            IpcOp::Subscription(SubscriptionOp::PropertyStorm(_)) => bail!("{}", h::not_implemented(op)),
+            IpcOp::Subscription(SubscriptionOp::PropertyStorm(n)) => storm::client(&t, n)?,
             IpcOp::Subscription(SubscriptionOp::Delivered(scope)) => {
                 // The scope's rule on the bus; the messages read up to the matching Ping.
                 let tx = connect(&t)?;

@@ -58,17 +58,19 @@ fn a_storm_that_drops_an_update_fails_and_floods_report_memory_and_disconnection
 
 /// Who has code for it and holds the value itself (no property cache in the library):
 /// dbus-tokio-0.7 sends and reads dbus-0.9's messages (adapter-shared/dbus/storm_messages.rs).
-const IMPLEMENTED: [&str; 6] = [
+const IMPLEMENTED: [&str; 7] = [
     "dbus-0.9",
     "dbus-tokio-0.7",
     "rustbus-0.19",
     "systemd-0.11",
     "async-rustbus-0.2",
     "dbus-bytestream-0.1",
+    "zbus-1",
 ];
-/// zbus 4, 5, 6 share adapter-shared/zbus/storm.rs (6-tokio too, not built here): zbus's
+/// zbus 4, 5, 6 share adapter-shared/zbus/storm.rs (6-tokio too, not built here), zbus 3
+/// adapter-shared/zbus/storm_2_3.rs (zbus-2 too, its own lockfile, not built here): zbus's
 /// own caching proxy, whose `GetAll` the private buses' policy lets through (bus/src/config.rs).
-const ZBUS: [&str; 3] = ["zbus-6", "zbus-5", "zbus-4"];
+const ZBUS: [&str; 4] = ["zbus-6", "zbus-5", "zbus-4", "zbus-3"];
 
 #[test]
 fn storm_cells_have_values_or_the_reason_they_fail() {

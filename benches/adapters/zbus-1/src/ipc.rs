@@ -40,7 +40,7 @@ fn object_ref(service_name: &str, i: usize) -> ObjectRef {
 /// `ay` as one slice. zvariant 2 writes and reads serde bytes in one piece but
 /// has no `Type` for serde_bytes' types, so this newtype (transparent on the wire).
 #[derive(Serialize, Deserialize)]
-struct ByteArray(#[serde(with = "serde_bytes")] Vec<u8>);
+pub(crate) struct ByteArray(#[serde(with = "serde_bytes")] pub(crate) Vec<u8>);
 
 impl zvariant::Type for ByteArray {
     fn signature() -> Signature<'static> {
@@ -140,13 +140,19 @@ trait Bench {
     fn items(&self) -> zbus::fdo::Result<Vec<(String, String)>>;
 }
 
+/// What adapter-shared/zbus/startup_1_3.rs builds on: zbus 1's synchronous API.
+pub(crate) mod startup_api {
+    pub(crate) use super::connect;
+    pub(crate) use zbus::{Connection, Proxy};
+}
+
 /// A new connection: SASL, then Hello on a bus; SASL only peer to peer.
 pub(crate) fn connect(t: &Transport) -> zbus::Result<Connection> {
     Connection::new_for_address(&t.address(), !t.is_p2p())
 }
 
 /// A connection and a proxy that owns it.
-fn connect_proxy(t: &Transport) -> zbus::Result<BenchProxy<'static>> {
+pub(crate) fn connect_proxy(t: &Transport) -> zbus::Result<BenchProxy<'static>> {
     let destination = match t {
         Transport::Bus { service_name, .. } => service_name.clone(),
         Transport::P2p { .. } => h::INTERFACE.to_owned(),
@@ -282,7 +288,7 @@ impl Serialize for MixedUnits<'_> {
 /// Reads and serves one message. One the object server does not dispatch (not a
 /// method call) is dropped, and zbus replies with an error to a call it cannot
 /// answer; only an I/O error ends the connection.
-fn serve_next(server: &mut ObjectServer<'_>) -> Result<()> {
+pub(crate) fn serve_next(server: &mut ObjectServer<'_>) -> Result<()> {
     match server.try_handle_next() {
         Ok(_) => Ok(()),
         Err(zbus::Error::Io(e)) => Err(e).context("reading the connection"),
@@ -315,6 +321,7 @@ impl h::Ipc for ZbusIpc {
                 let mut server = ObjectServer::new(&conn);
                 server.at(&h::OBJECT_PATH.try_into()?, BenchService::new(service_name))?;
                 server.at(&h::OBJECT_PATH.try_into()?, crate::fds::FdService)?;
+                crate::props::serve_all(&mut server).context("serving the property objects")?;
                 // DO_NOT_QUEUE alone: never take the name from another owner.
                 let reply = fdo::DBusProxy::new(&conn)?
                     .request_name(service_name, RequestNameFlags::DoNotQueue.into())
@@ -344,7 +351,10 @@ impl h::Ipc for ZbusIpc {
     }
 
     fn implements(&self, op: IpcOp) -> bool {
-        !op.opt_in() || matches!(op, IpcOp::InFlight(_) | IpcOp::IdleConnections(_) | IpcOp::FdPassing(_))
+        !op.opt_in()
+            || matches!(op, IpcOp::InFlight(_) | IpcOp::IdleConnections(_) | IpcOp::FdPassing(_))
+            || matches!(op, IpcOp::App(_) | IpcOp::Subscription(_))
+            || matches!(op, IpcOp::PropertyGetAll(_) | IpcOp::ManagedObjects(_))
     }
 
     /// `Connection::new_for_address` (SASL, Hello); zbus 1 has no `close()`:
@@ -356,9 +366,10 @@ impl h::Ipc for ZbusIpc {
     fn client<'a>(&'a mut self, transport: &Transport, op: IpcOp) -> Result<Op<'a>> {
         let t = transport.clone();
         Ok(match op {
-            // Issue 31's application families: opt-in, not written here yet (`implements` says no).
-            IpcOp::App(_) => bail!(harness::ipc::not_implemented(op)),
-            IpcOp::PropertyGetAll(_) | IpcOp::ManagedObjects(_) => bail!(harness::ipc::not_implemented(op)),
+            // Issue 31's application families (src/apps.rs).
+            IpcOp::App(a) => crate::apps::client(&t, a)?,
+            IpcOp::PropertyGetAll(n) => crate::props::get_all_client(&t, n)?,
+            IpcOp::ManagedObjects(n) => crate::props::managed_objects_client(&t, n)?,
             IpcOp::FdPassing(n) => Box::new(crate::fds::client(&t, n)?),
             IpcOp::Call(m) => {
                 let proxy = connect_proxy(&t)?;
@@ -432,8 +443,8 @@ impl h::Ipc for ZbusIpc {
             IpcOp::PropertyColdStart | IpcOp::RawSocket(_) | IpcOp::IdleConnections(_) => {
                 bail!("{op:?} is not a client operation")
             }
-            // Opt-in and not implemented here: `implements` says no, the harness answers for it.
-            IpcOp::Subscription(_) => bail!("{}", h::not_implemented(op)),
+            // Issue 31's subscription families (src/subscriptions.rs, src/storm.rs).
+            IpcOp::Subscription(s) => crate::subscriptions::client(&t, s)?,
         })
     }
 

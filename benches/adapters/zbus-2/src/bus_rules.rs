@@ -92,3 +92,14 @@ pub fn release_name(conn: &blocking::Connection, name: &str) -> Result<()> {
 pub fn wait_closed(conn: &blocking::Connection) {
     for _ in MessageIterator::from(conn) {}
 }
+
+/// The instrument of `property/changed-storm/<n>` (adapter-shared/zbus/storm_2_3.rs). zbus 2
+/// has no match rules of its own: a `MessageStream` of `conn` sees every message it reads,
+/// and every stream of a connection shares one queue (64 by default) that blocks the
+/// socket reader when full, so the queue is raised above the storm first (the stream is
+/// read after each storm); the caching proxy has already asked the bus for the signals.
+pub async fn storm_counter(conn: &zbus::Connection, n: usize) -> Result<zbus::MessageStream> {
+    let mut conn = conn.clone();
+    conn.set_max_queued(n + 1024);
+    Ok(zbus::MessageStream::from(&conn))
+}

@@ -79,3 +79,11 @@ pub fn wait_closed(conn: &blocking::Connection) {
         for _ in messages {}
     }
 }
+
+/// The instrument of `property/changed-storm/<n>` (adapter-shared/zbus/storm_2_3.rs):
+/// the storm's PropertiesChanged on `conn`, by its match rule, with a queue larger than
+/// the storm (it is read after each storm, so it must not overflow).
+pub async fn storm_counter(conn: &zbus::Connection, n: usize) -> Result<zbus::MessageStream> {
+    let rule = MatchRule::try_from(harness::ipc::storm::changed_rule().as_str())?.into_owned();
+    Ok(zbus::MessageStream::for_match_rule(rule, conn, Some(n + 64)).await?)
+}
