@@ -42,6 +42,7 @@ use tokio_dbus::{ObjectPath, ObjectPathBuf, SendBuf, Serial, Signature};
 
 mod in_flight;
 mod server;
+mod subscriptions;
 
 /// The runtime of the held `connect/idle-connections` connections (made on
 /// first use): a `Connection` is registered with the reactor of the runtime
@@ -395,7 +396,14 @@ impl h::Ipc for TokioDbusIpc {
         !op.opt_in()
             || matches!(
                 op,
-                IpcOp::InFlight(_) | IpcOp::IdleConnections(_) | IpcOp::Subscription(SubscriptionOp::MatchChurn)
+                IpcOp::InFlight(_)
+                    | IpcOp::IdleConnections(_)
+                    | IpcOp::Subscription(
+                        SubscriptionOp::MatchChurn
+                            | SubscriptionOp::Burst(_)
+                            | SubscriptionOp::Delivered(_)
+                            | SubscriptionOp::NameOwnerChurn(_)
+                    )
             )
     }
 
@@ -489,12 +497,14 @@ impl h::Ipc for TokioDbusIpc {
             IpcOp::PropertyColdStart | IpcOp::RawSocket(_) | IpcOp::IdleConnections(_) => {
                 bail!("{op:?} is not a client operation")
             }
-            // Opt-in and not implemented here: `implements` says no, the harness answers for it.
             IpcOp::Subscription(SubscriptionOp::MatchChurn) => {
                 let (rt, mut peer) = connected(&t)?;
                 let rule = h::subscription::churn_rule();
                 Box::new(move || rt.block_on(peer.match_churn(&rule)))
             }
+            IpcOp::Subscription(
+                s @ (SubscriptionOp::Burst(_) | SubscriptionOp::Delivered(_) | SubscriptionOp::NameOwnerChurn(_)),
+            ) => subscriptions::client(runtime()?, &t, s)?,
             // Opt-in and not written here yet: `implements` says no, the harness answers for it.
             IpcOp::Subscription(_) => bail!("{}", h::not_implemented(op)),
         })
