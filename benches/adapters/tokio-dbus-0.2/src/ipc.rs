@@ -42,6 +42,7 @@ use tokio_dbus::{ObjectPath, ObjectPathBuf, SendBuf, Serial, Signature};
 
 mod apps;
 mod in_flight;
+mod props;
 mod server;
 mod storm;
 mod subscriptions;
@@ -409,6 +410,8 @@ impl h::Ipc for TokioDbusIpc {
                             | SubscriptionOp::PropertyStorm(_)
                     )
                     | IpcOp::App(AppOp::InOnlyBytes(_) | AppOp::Connections(_) | AppOp::ProxyCreate(_))
+                    | IpcOp::PropertyGetAll(_)
+                    | IpcOp::ManagedObjects(_)
             )
     }
 
@@ -429,7 +432,8 @@ impl h::Ipc for TokioDbusIpc {
         let t = transport.clone();
         Ok(match op {
             IpcOp::App(a) => apps::client(runtime()?, &t, a)?,
-            IpcOp::PropertyGetAll(_) | IpcOp::ManagedObjects(_) => bail!(harness::ipc::not_implemented(op)),
+            IpcOp::PropertyGetAll(n) => props::get_all(runtime()?, &t, n)?,
+            IpcOp::ManagedObjects(n) => props::managed_objects(runtime()?, &t, n)?,
             IpcOp::FdPassing(_) => bail!(h::not_implemented(op)),
             IpcOp::Call(m) => {
                 let (rt, mut peer) = connected(&t)?;

@@ -36,7 +36,7 @@ pub(super) fn client<'a>(rt: Runtime, t: &Transport, op: AppOp) -> Result<Op<'a>
 
 impl Peer {
     /// Calls `member` of `interface` at `path` of `destination`, the reply awaited.
-    async fn call_at(
+    pub(super) async fn call_at(
         &mut self,
         destination: &str,
         path: &str,
