@@ -27,6 +27,11 @@
 //! Each client, subscriber and server owns a current-thread Tokio runtime
 //! (its `Connection` registers its socket with that runtime's reactor) and
 //! runs every operation with `block_on` on the calling thread.
+//!
+//! The opt-in families have files of their own under `ipc/`: `in_flight.rs`,
+//! `subscriptions.rs` (burst, delivered, name-owner churn), `storm.rs`,
+//! `apps.rs` (in-only bytes, connections in a process, create-call) and
+//! `props.rs` (GetAll, GetManagedObjects; their server side too).
 
 use std::os::unix::net::UnixStream;
 use std::rc::Rc;
