@@ -9,6 +9,8 @@ struct Service {
     /// "/io/killing/spark/object/i"; `ObjectRef` returns the first.
     paths: Vec<ObjectPathBuf>,
     items: Vec<(String, String)>,
+    /// The objects of property/get-all and objects/get-managed-objects.
+    objects: super::props::Objects,
 }
 
 /// The body of the reply to a benchmark method whose argument signature the
@@ -86,15 +88,10 @@ fn answer(svc: &Service, sender: &str, msg: &Message<'_>, send: &mut SendBuf, ou
             .collect()
     };
     out.clear();
-    let outcome = match standard::answer(&call, &mut string_args) {
-        Answer::Bench(member) => {
-            bench_reply(svc, msg, member, out).map_err(|e| (standard::INVALID_ARGS, e.to_string()))
-        }
-        Answer::ItemsProperty => items_reply(svc, out).map_err(|e| (standard::FAILED, e.to_string())),
-        Answer::Reply { signature, body } => {
-            raw_reply(out, &signature, &body).map_err(|e| (standard::FAILED, e.to_string()))
-        }
-        Answer::Error { name, message } => Err((name, message)),
+    // property/get-all and objects/get-managed-objects (props.rs) first.
+    let outcome = match svc.objects.reply(msg, out) {
+        Some(outcome) => outcome,
+        None => standard_outcome(svc, msg, &call, &mut string_args, out),
     };
     let reply = match outcome {
         Ok(()) => msg.method_return(send.next_serial()),
@@ -108,6 +105,27 @@ fn answer(svc: &Service, sender: &str, msg: &Message<'_>, send: &mut SendBuf, ou
     // into it, and busd drops a connection whose SENDER is not its unique name.
     send.write_message(reply.with_sender(sender).with_body(&*out))?;
     Ok(())
+}
+
+/// The outcome of a call `harness::ipc::standard` describes (the benchmark
+/// interface, the standard interfaces, every error), its body written into `out`.
+fn standard_outcome(
+    svc: &Service,
+    msg: &Message<'_>,
+    call: &standard::Call<'_>,
+    string_args: &mut dyn FnMut() -> Result<Vec<String>, String>,
+    out: &mut BodyBuf,
+) -> Result<(), (&'static str, String)> {
+    match standard::answer(call, string_args) {
+        Answer::Bench(member) => {
+            bench_reply(svc, msg, member, out).map_err(|e| (standard::INVALID_ARGS, e.to_string()))
+        }
+        Answer::ItemsProperty => items_reply(svc, out).map_err(|e| (standard::FAILED, e.to_string())),
+        Answer::Reply { signature, body } => {
+            raw_reply(out, &signature, &body).map_err(|e| (standard::FAILED, e.to_string()))
+        }
+        Answer::Error { name, message } => Err((name, message)),
+    }
 }
 
 pub(super) async fn serve_bus(transport: &Transport, ready: &mut dyn FnMut()) -> Result<()> {
@@ -126,6 +144,7 @@ pub(super) async fn serve_bus(transport: &Transport, ready: &mut dyn FnMut()) ->
             .collect::<Result<_>>()?,
         name,
         items: h::items(),
+        objects: super::props::Objects::new()?,
     };
     ready();
     loop {
