@@ -88,3 +88,43 @@ fn every_adapter_with_a_transport_has_code_for_in_flight_and_idle_connections() 
         }
     }
 }
+
+/// Issue 31's families (what users of the libraries complain about): every
+/// adapter with a transport runs each on a bus, or gives its library's reason
+/// there — never the adapter's own gap ("this adapter does not implement …
+/// yet"). A size per family is enough: an adapter implements a family or not.
+const COMPLAINT_FAMILIES: [&str; 12] = [
+    "signal/match-churn",
+    "signal/burst/100",
+    "signal/delivered/broad",
+    "signal/delivered/arg0",
+    "signal/name-owner-churn/broad",
+    "signal/name-owner-churn/arg0",
+    "property/changed-storm/100",
+    "proxy/create-call/props",
+    "proxy/startup/20",
+    "call/in-only-bytes/16384",
+    "call/connections-in-process/20",
+    "connect/idle-connections/100",
+];
+
+#[test]
+fn every_adapter_with_a_transport_runs_the_complaint_families_or_says_why_its_library_cannot() {
+    let mut gaps = Vec::new();
+    for a in adapters_with_a_transport() {
+        if let Some(reason) = unavailable_here(&a.id) {
+            assert_listed_unavailable(&a.id, &reason);
+            continue;
+        }
+        let l = listing(a.command(), &a.id);
+        for s in COMPLAINT_FAMILIES {
+            let e = entry(&l, s);
+            let reason = e["reason"].as_str().unwrap_or_default();
+            assert!(e["supported"] == true || !reason.is_empty(), "{} {s}: {e}", a.id);
+            if reason.contains("does not implement") {
+                gaps.push(format!("{} {s}: {reason}", a.id));
+            }
+        }
+    }
+    assert!(gaps.is_empty(), "adapters' own gaps left:\n{}", gaps.join("\n"));
+}

@@ -91,11 +91,7 @@ const NOC_ARG0: &str = "signal/name-owner-churn/arg0";
 #[test]
 fn subscription_cells_have_values_or_honest_reasons() {
     let out = TempDir::new("subscriptions");
-    let adapters: Vec<&str> = IMPLEMENTED
-        .iter()
-        .map(|(a, _)| *a)
-        .chain(["dbus-async-2"])
-        .collect();
+    let adapters: Vec<&str> = IMPLEMENTED.iter().map(|(a, _)| *a).chain(["dbus-async-2"]).collect();
     let scenarios = [CHURN, BURST, BROAD, ARG0, NOC_BROAD, NOC_ARG0];
     let r = repo_smoke_results(
         out.path(),
