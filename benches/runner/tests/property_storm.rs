@@ -16,6 +16,7 @@ fn assert_flood_notes(notes: &str, what: &str) {
     for expected in [
         "the subscriber's process (client) peak resident memory (VmHWM) over bench: ",
         "the bus daemon's peak resident memory over the cell (VmHWM, reset at its start): ",
+        "the rate carried from emitter to subscriber, nothing lost: ",
     ] {
         assert!(notes.contains(expected), "{what}: no {expected:?} in\n{notes}");
     }
