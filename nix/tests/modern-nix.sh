@@ -3,11 +3,15 @@
 # host's Debian 12 Nix (2.8): inside a Debian trixie chroot, entered in a
 # private mount namespace, so that the host's mounts are never touched.
 #
-# Usage: bash nix/tests/modern-nix.sh COMMAND [ARG...]
+# Usage: bash nix/tests/modern-nix.sh [--packages "PKG..."] [--bind DIR]... COMMAND [ARG...]
 #   The repository is bound read-only into the chroot at its own path (and so
 #   is its git directory, which a worktree keeps elsewhere) and COMMAND runs
 #   there (e.g. `bash nix/tests/run.sh --nix-only`). Nix writes only to the
 #   chroot's /nix/store and /tmp. Needs root (debootstrap, chroot, mounts).
+#   --packages: Debian packages the command needs in the chroot, installed
+#   with the chroot's apt once (nix/tests/build-for-real.sh: the programs its
+#   stand-in for nixpkgs links to). --bind: a host directory bound read-write
+#   at its own path.
 #
 # The chroot is made once per machine and cached in $DBUS_MATRIX_NIX_CHROOT
 # (default /var/cache/dbus-matrix/nix-trixie): debootstrap writes DIR.tmp and
@@ -24,8 +28,17 @@ git_dir=$(cd "$repo" && cd "$(git rev-parse --git-common-dir)" && pwd)
 # virtual packages, so without it nix-bin stays unconfigured.
 packages=nix-bin,git,ca-certificates,libdbi-perl,python3,diffutils
 
+extra_packages=()
+binds=()
+while [ "$#" -gt 0 ]; do
+  case $1 in
+    --packages) read -r -a extra_packages <<<"${2:?--packages needs a list}"; shift 2 ;;
+    --bind) binds+=("$(cd "${2:?--bind needs a directory}" && pwd)"); shift 2 ;;
+    *) break ;;
+  esac
+done
 if [ "$#" -eq 0 ]; then
-  echo "usage: $0 COMMAND [ARG...]" >&2
+  echo "usage: $0 [--packages \"PKG...\"] [--bind DIR]... COMMAND [ARG...]" >&2
   exit 2
 fi
 if [ "$(id -u)" -ne 0 ]; then
@@ -53,11 +66,29 @@ make_chroot() {
 
 [ -x "$chroot_dir/usr/bin/nix" ] || make_chroot
 
+# Packages asked for and not yet in the chroot, by the chroot's own apt (it
+# resolves what debootstrap's --include would not).
+missing=()
+for p in ${extra_packages[@]+"${extra_packages[@]}"}; do
+  chroot "$chroot_dir" dpkg -s "$p" 2>/dev/null | grep -q '^Status: install ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "modern-nix: installing in the chroot: ${missing[*]}" >&2
+  unshare -m --propagation private -- /bin/bash -euo pipefail -c '
+    root=$1
+    shift
+    mount --rbind /proc "$root/proc"
+    mount --rbind /dev "$root/dev"
+    chroot "$root" /usr/bin/env -i PATH=/usr/bin:/bin:/usr/sbin:/sbin DEBIAN_FRONTEND=noninteractive \
+      /bin/sh -c "apt-get update -qq && apt-get install -y -qq --no-install-recommends \"\$@\" >/dev/null" apt "$@"
+  ' install "$chroot_dir" "${missing[@]}"
+fi
+
 # In a new mount namespace whose mounts do not propagate back: /proc, /dev and
 # the repository bound into the chroot, gone when the command ends.
 exec unshare -m --propagation private -- /bin/bash -euo pipefail -c '
-  root=$1 repo=$2 git_dir=$3
-  shift 3
+  root=$1 repo=$2 git_dir=$3 binds=$4
+  shift 4
   mount --rbind /proc "$root/proc"
   mount --rbind /dev "$root/dev"
   for dir in "$repo" "$git_dir"; do
@@ -67,8 +98,13 @@ exec unshare -m --propagation private -- /bin/bash -euo pipefail -c '
       mount -o remount,bind,ro "$root$dir"
     fi
   done
+  while IFS= read -r dir; do
+    [ -n "$dir" ] || continue
+    mkdir -p "$root$dir"
+    mount --bind "$dir" "$root$dir"
+  done <<<"$binds"
   exec chroot "$root" /usr/bin/env -i \
     HOME=/root USER=root LANG=C.UTF-8 TERM=dumb \
     PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin \
     /bin/sh -c "cd \"\$0\" && exec \"\$@\"" "$repo" "$@"
-' modern-nix "$chroot_dir" "$repo" "$git_dir" "$@"
+' modern-nix "$chroot_dir" "$repo" "$git_dir" "$(printf '%s\n' ${binds[@]+"${binds[@]}"})" "$@"
