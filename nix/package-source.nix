@@ -115,7 +115,11 @@ if !(pathExists (dir + "/Cargo.toml")) then throw "nix/package-source.nix: ${toS
 else
   craneLib.mkDummySrc {
     src = workspaceSrc;
+    # crane has just copied its stubs (each member's Cargo.toml and dummy
+    # sources) in from the store, read-only; a build user is not root and
+    # cannot replace them until they are writable.
     extraDummyScript = ''
+      chmod -R u+w "$out"
       cp -r --no-preserve=mode,ownership ${realFiles dir}/. "$out"/
     '';
   }
