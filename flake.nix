@@ -30,7 +30,7 @@
           runner = import ./nix/runner.nix { inherit pkgs craneLib workspace matrix buses revision util; adapters = adapters.packages; };
           vmTests = import ./vm-tests { inherit pkgs matrix buses runner revision util; };
           apps = import ./nix/apps.nix { inherit pkgs runner vmTests; };
-          checks = import ./nix/checks.nix { inherit pkgs craneLib workspace matrix buses adapters programs vmTests; appScripts = apps.scripts; };
+          checks = import ./nix/checks.nix { inherit pkgs craneLib workspace matrix buses adapters programs vmTests; appScripts = apps.scripts; appTexts = apps.texts; };
         in
         {
           packages = adapters.packages // { inherit (runner) dbus-matrix default; };

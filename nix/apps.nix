@@ -1,11 +1,14 @@
 # `nix run` entry points. Benchmarks are run here, as programs on the user's
 # machine, never as derivations: a timing must not be a cached build result.
-# `scripts` are also checks, so `nix flake check` builds (and shellchecks) them.
+# `scripts` are also checks, so `nix flake check` builds them; building runs
+# only `bash -n` (writeShellApplication's check at the pin: its shellcheck is
+# a passthru test), so `texts` go to the app-shellcheck check
+# (nix/checks.nix).
 { pkgs, runner, vmTests }:
 let
   # `nix run`: the quick profile on this machine with the pinned adapters and
   # daemons; results in ./results. Extra arguments go to `dbus-matrix run`.
-  quick = pkgs.writeShellApplication {
+  quickArgs = {
     name = "dbus-matrix-quick";
     text = ''
       exec ${runner.default}/bin/dbus-matrix run --profile quick --out ./results "$@"
@@ -14,9 +17,9 @@ let
 
   # `nix run .#compare -- OLD [NEW] [run flags]`: both revisions' matrices
   # and the comparison (nix/compare.sh; `nix` and `git` are the user's).
-  compare = pkgs.writeShellApplication {
+  compareArgs = {
     name = "dbus-matrix-compare";
-    runtimeInputs = [ pkgs.coreutils ];
+    runtimeInputs = [ pkgs.coreutils pkgs.git ];
     text = builtins.readFile ./compare.sh;
   };
 
@@ -29,7 +32,7 @@ let
   # NixOS VM of each bus (default: all), run by the VM test driver outside the
   # sandbox (needs KVM); results copied to ./results/<test>/, with the test's
   # nix-support/hydra-metrics (a line per ok cell, for Hydra).
-  vmBench = pkgs.writeShellApplication {
+  vmBenchArgs = {
     name = "dbus-matrix-vm-bench";
     runtimeInputs = [ pkgs.coreutils ];
     passthru.tests = vmTests.bench;
@@ -67,13 +70,16 @@ let
       done
     '';
   };
+  appArgs = { default = quickArgs; vm-bench = vmBenchArgs; compare = compareArgs; };
+  scripts = builtins.mapAttrs (_: pkgs.writeShellApplication) appArgs;
+  quick = scripts.default;
+  compare = scripts.compare;
+  vmBench = scripts.vm-bench;
 in
 {
-  scripts = {
-    default = quick;
-    vm-bench = vmBench;
-    inherit compare;
-  };
+  inherit scripts;
+  # What each script runs, as written (writeShellApplication's `text`).
+  texts = builtins.mapAttrs (_: args: args.text) appArgs;
 
   apps.default = {
     type = "app";

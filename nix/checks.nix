@@ -1,7 +1,7 @@
 # `nix flake check`: the Rust checks (rustfmt, clippy with warnings denied,
-# nextest), the Nix lints (deadnix, nixpkgs-fmt), the NixOS VM tests and the
-# apps' scripts (built, so shellchecked).
-{ pkgs, craneLib, workspace, matrix, buses, adapters, programs, vmTests, appScripts }:
+# nextest), the Nix lints (deadnix, nixpkgs-fmt), the NixOS VM tests, the
+# apps' scripts (built: `bash -n`) and shellcheck over the apps' texts.
+{ pkgs, craneLib, workspace, matrix, buses, adapters, programs, vmTests, appScripts, appTexts }:
 let
   # Every Cargo check builds in the ci profile (nix/workspace.nix) on the
   # ci dependency build. A check that nothing builds on (every one but
@@ -144,4 +144,13 @@ in
   app-default = appScripts.default;
   app-vm-bench = appScripts.vm-bench;
   app-compare = appScripts.compare;
+
+  # shellcheck over every app's script, as bash runs it (writeShellApplication
+  # only runs `bash -n` at the pin). The texts without their store paths'
+  # context: checking the script must not build what it names (the VM
+  # tests' drivers).
+  app-shellcheck = pkgs.runCommand "dbus-matrix-app-shellcheck" { nativeBuildInputs = [ pkgs.shellcheck ]; }
+    (builtins.concatStringsSep "\n" (map
+      (name: "shellcheck --shell=bash ${builtins.toFile "dbus-matrix-app-${name}.sh" (builtins.unsafeDiscardStringContext appTexts.${name})}")
+      (builtins.attrNames appTexts)) + "\ntouch $out\n");
 } // ownLockfileChecks // vmTests.checks

@@ -1,18 +1,23 @@
 # `nix run .#compare -- OLD [NEW] [dbus-matrix run flags]`: runs the matrix
 # of two revisions, each with the adapters, daemons and toolchain it pins,
 # into separate directories, then prints the new runner's comparison.
-# Packaged by nix/apps.nix (writeShellApplication: bash, set -euo pipefail);
-# `nix` and `git` are the user's. Tested by nix/tests/compare_test.py with
-# a fake nix and git.
+# Packaged by nix/apps.nix (writeShellApplication: bash, set -euo pipefail,
+# git from the flake); `nix` is the user's. Tested by
+# nix/tests/compare_test.py with a fake nix and git.
 
 # The first revision whose flake evaluates: every earlier commit either has
 # no flake.nix (15) or takes pkgs.busd, which nixpkgs does not have (79).
 # A revision can be rerun exactly when this commit is its ancestor (or it).
 first_rerunnable=7c7238d606f204fbcbd85cce0fe4ca63134a49b0
 first_rerunnable_about="7c7238d (2026-11-23, 'nix: busd built by the flake from its .crate')"
-# PLACEHOLDER: the repository's flake URL, once the repository is published
-# (docs/nix.md). Only a full SHA outside a clone needs it.
-repository="github:OWNER/REPO"
+
+# The `nix run` calls of this script enable what they need themselves: a
+# caller that enabled flakes on its own command line (`nix
+# --extra-experimental-features 'nix-command flakes' run .#compare`) did
+# not enable them for the nix processes started here.
+nix_run() {
+  nix --extra-experimental-features 'nix-command flakes' run "$@"
+}
 
 usage() {
   cat >&2 <<EOF
@@ -21,8 +26,9 @@ usage: nix run .#compare -- OLD [NEW] [dbus-matrix run flags]
 OLD and NEW are each:
   - a commit (full or short SHA) or a ref name of the git checkout you are in:
     run as git+file://<checkout>?rev=<full SHA>;
-  - a full SHA, outside a checkout: $repository/<SHA>;
-  - any flake ref (it contains ':' or starts with '.' or '/'), as it is.
+  - any flake ref (it contains ':' or starts with '.' or '/'), as it is,
+    e.g. git+https://<where your clone comes from>?rev=<SHA>.
+Outside a checkout, a bare SHA names nothing: run it in a clone.
 NEW defaults to the checkout's HEAD. Revisions before the first rerunnable
 one, $first_rerunnable_about, are refused.
 
@@ -111,10 +117,7 @@ resolve() {
     return
   fi
   if [[ $arg =~ ^[0-9a-f]{40}$ ]]; then
-    [ "$repository" != "github:OWNER/REPO" ] ||
-      die "$arg is not a commit of a git checkout here, and the repository's URL is still a placeholder ($repository): run this in a clone, or pass a flake ref (e.g. github:<owner>/<repo>/$arg)"
-    echo "$repository/$arg"
-    return
+    die "$arg is not a commit of ${top:-a git checkout here (there is none)}: run this in a clone of dbus-matrix that has it, or pass a flake ref (e.g. git+https://<where your clone comes from>?rev=$arg)"
   fi
   die "$arg is neither a commit or ref name of ${top:-a git checkout here (there is none)} nor a flake ref"
 }
@@ -138,7 +141,7 @@ mkdir -p "$out/old" "$out/new"
 run() {
   local side=$1 ref=$2 status=0 files
   echo "==> $side: $ref (profile $profile) -> $out/$side" >&2
-  nix run "$ref#dbus-matrix" -- run --profile "$profile" --out "$out/$side" ${flags[@]+"${flags[@]}"} >&2 || status=$?
+  nix_run "$ref#dbus-matrix" -- run --profile "$profile" --out "$out/$side" ${flags[@]+"${flags[@]}"} >&2 || status=$?
   files=("$out/$side"/*.json)
   [ -e "${files[0]}" ] || die "the $side run (exit $status) wrote no results file into $out/$side"
   [ "${#files[@]}" -eq 1 ] || die "the $side run left ${#files[@]} results files in $out/$side"
@@ -149,4 +152,4 @@ run() {
 old_json=$(run old "$old_ref")
 new_json=$(run new "$new_ref")
 echo "==> compare $old_json $new_json" >&2
-exec nix run "$new_ref#dbus-matrix" -- compare --allow-missing "$old_json" "$new_json"
+nix_run "$new_ref#dbus-matrix" -- compare --allow-missing "$old_json" "$new_json"

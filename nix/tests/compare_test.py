@@ -58,6 +58,8 @@ import json, os, pathlib, sys
 args = sys.argv[1:]
 with open(os.environ["FAKE_LOG"], "a") as f:
     f.write(json.dumps(["nix"] + args) + "\n")
+if args[:1] == ["--extra-experimental-features"]:
+    args = args[2:]
 if args[0] == "run" and args[2:4] == ["--", "run"]:
     out = pathlib.Path(args[args.index("--out") + 1])
     (out / "20261127T000000Z-run.json").write_text("{}")
@@ -99,8 +101,19 @@ def run(args, top="/repo", cwd=None, run_status=0):
         return p.returncode, p.stdout, p.stderr, calls
 
 
+# What each of the script's own `nix` calls must start with: the caller may
+# have enabled flakes on its command line only (`nix
+# --extra-experimental-features 'nix-command flakes' run .#compare`), which
+# does not reach the nix processes the script starts.
+FEATURES = ["--extra-experimental-features", "nix-command flakes"]
+
+
 def nix_calls(calls):
     return [c for c in calls if c[0] == "nix"]
+
+
+def nix_run(*args):
+    return ["nix", *FEATURES, "run", *args]
 
 
 def git_ref(sha):
@@ -121,9 +134,9 @@ def main():
     n = nix_calls(calls)
     outdir = n[0][n[0].index("--out") + 1].rsplit("/", 1)[0] if n else ""
     expected = [
-        ["nix", "run", f"{git_ref(NEWER)}#dbus-matrix", "--", "run", "--profile", "quick", "--out", f"{outdir}/old"],
-        ["nix", "run", f"{git_ref(HEAD)}#dbus-matrix", "--", "run", "--profile", "quick", "--out", f"{outdir}/new"],
-        ["nix", "run", f"{git_ref(HEAD)}#dbus-matrix", "--", "compare", "--allow-missing", f"{outdir}/old/20261127T000000Z-run.json", f"{outdir}/new/20261127T000000Z-run.json"],
+        nix_run(f"{git_ref(NEWER)}#dbus-matrix", "--", "run", "--profile", "quick", "--out", f"{outdir}/old"),
+        nix_run(f"{git_ref(HEAD)}#dbus-matrix", "--", "run", "--profile", "quick", "--out", f"{outdir}/new"),
+        nix_run(f"{git_ref(HEAD)}#dbus-matrix", "--", "compare", "--allow-missing", f"{outdir}/old/20261127T000000Z-run.json", f"{outdir}/new/20261127T000000Z-run.json"),
     ]
     expect("short SHA: resolved in the checkout, run as git+file, NEW = HEAD, quick, compare --allow-missing", status == 0 and n == expected and outdir.startswith("results/compare-"), f"exit {status}\n{err}\ncalls {json.dumps(n, indent=1)}")
     expect("short SHA: git asked exactly", [c for c in calls if c[0] == "git"] == [
@@ -135,7 +148,7 @@ def main():
         ["git", "-C", "/repo", "cat-file", "-e", f"{FIRST}^{{commit}}"],
         ["git", "-C", "/repo", "merge-base", "--is-ancestor", FIRST, HEAD],
     ], json.dumps([c for c in calls if c[0] == "git"], indent=1))
-    expect("the comparison is printed", out.strip() == "compare " + " ".join(expected[2][5:]), repr(out))
+    expect("the comparison is printed", out.strip() == "compare " + " ".join(expected[2][7:]), repr(out))
 
     # A revision before the first rerunnable one: refused, naming it, nothing run.
     status, out, err, calls = run(["b0b0b0b", "main"])
@@ -146,9 +159,9 @@ def main():
     fork = f"github:someone/dbus-matrix/{'c' * 40}"
     status, out, err, calls = run([f"{FIRST}", fork, "--adapters", "raw,zbus-6", "--profile=smoke", "--out", "cmp", "--buses", "dbus-daemon"])
     expected = [
-        ["nix", "run", f"{git_ref(FIRST)}#dbus-matrix", "--", "run", "--profile", "smoke", "--out", "cmp/old", "--adapters", "raw,zbus-6", "--buses", "dbus-daemon"],
-        ["nix", "run", f"{fork}#dbus-matrix", "--", "run", "--profile", "smoke", "--out", "cmp/new", "--adapters", "raw,zbus-6", "--buses", "dbus-daemon"],
-        ["nix", "run", f"{fork}#dbus-matrix", "--", "compare", "--allow-missing", "cmp/old/20261127T000000Z-run.json", "cmp/new/20261127T000000Z-run.json"],
+        nix_run(f"{git_ref(FIRST)}#dbus-matrix", "--", "run", "--profile", "smoke", "--out", "cmp/old", "--adapters", "raw,zbus-6", "--buses", "dbus-daemon"),
+        nix_run(f"{fork}#dbus-matrix", "--", "run", "--profile", "smoke", "--out", "cmp/new", "--adapters", "raw,zbus-6", "--buses", "dbus-daemon"),
+        nix_run(f"{fork}#dbus-matrix", "--", "compare", "--allow-missing", "cmp/old/20261127T000000Z-run.json", "cmp/new/20261127T000000Z-run.json"),
     ]
     expect("full SHA and a flake ref; --profile/--out changed; other flags to both runs", status == 0 and nix_calls(calls) == expected, f"exit {status}\n{err}\n{json.dumps(nix_calls(calls), indent=1)}")
 
@@ -156,9 +169,10 @@ def main():
     status, out, err, calls = run([f"git+https://example.org/dbus-matrix?rev={OLDER}", "main"])
     expect("a flake ref naming an older commit of the checkout is refused", status == 2 and "cannot be rerun" in err and not nix_calls(calls), f"exit {status}\n{err}")
 
-    # Outside a checkout: a full SHA needs the repository URL (a placeholder).
+    # Outside a checkout a bare SHA names nothing: refused, saying what works.
     status, out, err, calls = run([NEWER, fork], top=None)
-    expect("outside a checkout, a full SHA is refused while the repository URL is a placeholder", status == 2 and "placeholder" in err and not nix_calls(calls), f"exit {status}\n{err}")
+    expect("outside a checkout, a full SHA is refused with what works instead (a clone, or a flake ref)",
+           status == 2 and "in a clone" in err and "?rev=" in err and not nix_calls(calls), f"exit {status}\n{err}")
     status, out, err, calls = run(["nonsense", "main"])
     expect("a name that is neither a commit, a ref nor a flake ref is refused", status == 2 and "neither a commit" in err and not nix_calls(calls), f"exit {status}\n{err}")
     status, out, err, calls = run([])
@@ -171,6 +185,11 @@ def main():
     # A run that fails but wrote results: compared, reported.
     status, out, err, calls = run(["a2a96cc"], run_status=1)
     expect("a run that exits 1 with a results file is still compared", status == 0 and len(nix_calls(calls)) == 3 and "the run exited 1" in err, f"exit {status}\n{err}")
+
+    # No placeholder of a repository URL is left anywhere (a user cannot run it).
+    placeholders = subprocess.run(["git", "grep", "-n", "-I", "-E", r"\bOWNER/(REPO|dbus-matrix)\b", "--", ":!nix/tests/compare_test.py"],
+                                  cwd=ROOT, capture_output=True, text=True).stdout
+    expect("no OWNER/REPO placeholder in the repository", placeholders == "", placeholders)
 
     # The flake's app runs this script.
     if "--no-eval" not in sys.argv:

@@ -257,6 +257,12 @@ let
           # Hydra's metrics of each VM test's $out come out with the results.
           (hasInfix "cp \"$work/nix-support/hydra-metrics\" \"results/$test/nix-support/hydra-metrics\"" checks.app-vm-bench.stubArgs.text)
         ]))
+        # nix/compare.sh runs git itself: the app brings it (the user's nix runs the app).
+        (c "apps.compare has git among its runtime inputs" (elem pkgs.git.outPath (map (p: p.outPath) (checks.app-compare.stubArgs.runtimeInputs or [ ]))))
+        (c "app-shellcheck runs shellcheck over every app's text" (allOf [
+          (elem pkgs.shellcheck.outPath (map (p: p.outPath) (checks.app-shellcheck.stubArgs.nativeBuildInputs or [ ])))
+          (all (name: hasInfix "-dbus-matrix-app-${name}.sh" checks.app-shellcheck.stubArgs.buildCommand) [ "default" "compare" "vm-bench" ])
+        ]))
       ];
 
       vmChecks = map
