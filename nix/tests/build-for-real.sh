@@ -65,6 +65,7 @@ skip() {
 # --- the builds (inside the chroot) -------------------------------------------------------------
 if [ -n "$inside" ]; then
   work=$inside
+  stage=$(cat "$work/stage")
   # Build users (the chroot's debootstrap makes none), with NixOS's ids
   # (group 30000, users 30001...): the chroot shares the host's processes,
   # and Nix kills every process of a build user around each build, so their
@@ -87,7 +88,7 @@ if [ -n "$inside" ]; then
     exit 1
   fi
   say "$(nix --version); crane's narHash matches flake.lock"
-  export DBUS_MATRIX_STANDIN_HOST=$work/host
+  export DBUS_MATRIX_STANDIN_HOST=$stage
   # A build user, not root: checked on a derivation of its own first.
   out_paths() { python3 -c 'import json, sys; print(" ".join(p for d in json.load(sys.stdin) for p in d["outputs"].values()))'; }
   probe=$("${nix_cmd[@]}" build --impure --no-link --json --expr \
@@ -195,14 +196,33 @@ cp -r "$repo/nix/tests/standin/." "$work/standin/"
 say "crane $crane_rev from $crane_src; nixpkgs lib $(cat "$work/standin/nixpkgs-lib/lib/.version") from $lib_src"
 
 # --- the host's tools, where a build user can read them ---------------------------------------
-host=$work/host
-mkdir -p "$host/toolchain" "$host/cargo-bin" "$host/crates"
+# A stable place, each tool in a directory named by its content: the same
+# tools give the same derivations, so a rerun builds only what changed.
+host=${DBUS_MATRIX_STANDIN_STAGE:-/var/cache/dbus-matrix/standin}
+mkdir -p "$host/crates" "$host/tools"
+fingerprint() { sha256sum | cut -c1-12; }
+# stage DIR SOURCE...: copies SOURCE... into $host/DIR once (through a temporary name).
+stage() {
+  local dir=$1
+  shift
+  [ -d "$host/$dir" ] && return 0
+  rm -rf "$host/$dir.tmp"
+  mkdir -p "$host/$dir.tmp"
+  cp -r "$@" "$host/$dir.tmp/"
+  mv "$host/$dir.tmp" "$host/$dir"
+}
 sysroot=$(rustc --print sysroot)
-cp -r "$sysroot/bin" "$sysroot/lib" "$host/toolchain/"
+toolchain=toolchain-$( (rustc -vV; cargo -V; find "$sysroot/bin" "$sysroot/lib" -type f -printf '%P %s\n' | sort) | fingerprint)
+stage "$toolchain" "$sysroot/bin" "$sysroot/lib"
+tools=()
 for tool in cargo-nextest critcmp deadnix nixpkgs-fmt; do
-  if path=$(command -v "$tool"); then cp "$path" "$host/cargo-bin/"; fi
+  path=$(command -v "$tool") || continue
+  dir=tools/$tool-$(fingerprint <"$path")
+  stage "$dir/bin" "$path"
+  tools+=("\"$tool\": \"$dir\"")
 done
-printf '{"rustcVersion": "%s"}\n' "$(rustc --version | cut -d' ' -f2)" >"$host/facts.json"
+printf '{"rustcVersion": "%s", "toolchain": "%s", "tools": {%s}}\n' "$(rustc --version | cut -d' ' -f2)" "$toolchain" \
+  "$(IFS=,; echo "${tools[*]}")" >"$host/facts.json"
 # Every crate of every lockfile a build vendors, from cargo's download cache
 # (filled from the registry where missing: crane-utils' lockfile is crane's).
 locks=("$repo/benches/Cargo.lock" "$repo"/benches/adapters/*/Cargo.lock "$repo"/nix/*/Cargo.lock "$work/crane/pkgs/crane-utils/Cargo.lock")
@@ -251,10 +271,12 @@ if missing:
     print("build-for-real: not in cargo's download cache:", *missing, sep="\n  ", file=sys.stderr)
 EOF
 chmod -R a+rX "$host"
+chmod a+rx "$(dirname "$host")"
+echo "$host" >"$work/stage"
 
 # The builds, with Nix 2.26 in the chroot, this directory bound into it.
 status=0
-bash "$repo/nix/tests/modern-nix.sh" --packages "$chroot_packages" --bind "$work" \
+bash "$repo/nix/tests/modern-nix.sh" --packages "$chroot_packages" --bind "$work" --bind "$host" \
   bash nix/tests/build-for-real.sh --inside "$work" "${attrs[@]}" || status=$?
 if [ -n "${DBUS_MATRIX_BUILD_LOGS:-}" ]; then
   mkdir -p "$DBUS_MATRIX_BUILD_LOGS"

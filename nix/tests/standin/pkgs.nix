@@ -53,8 +53,11 @@ let
   fetchurl = import ./fetchurl.nix { inherit system shell staged; };
   rust = import ./rust.nix { inherit lib stdenv fetchurl host staged; inherit (trivial) runCommand; };
 
-  # A tool staged from the host's ~/.cargo/bin (build users cannot read /root).
-  cargoTool = name: withOutputs (host.copy "${name}-standin" "cargo-bin/${name}") // { pname = name; };
+  # A tool staged from the host's ~/.cargo/bin (build users cannot read
+  # /root), in a directory named by its content.
+  cargoTool = name:
+    let dir = staged.facts.tools.${name} or (throw "stand-in nixpkgs: ${name} was not staged: it is not on the PATH of nix/tests/build-for-real.sh"); in
+    withOutputs (host.copy "${baseNameOf dir}-standin" dir) // { pname = name; };
 
   python3 = programs "python3" [ "python3" ] // {
     # The host's Python with Debian's libraries (python3-jeepney, python3-dbus,

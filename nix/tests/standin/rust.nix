@@ -8,7 +8,7 @@
 { lib, stdenv, runCommand, fetchurl, host, staged }:
 let
   version = staged.facts.rustcVersion;
-  toolchain = host.copy "rust-toolchain-standin-${version}" "toolchain";
+  toolchain = host.copy "rust-${staged.facts.toolchain}-standin" staged.facts.toolchain;
   component = pname: toolchain // { inherit pname version; meta = { mainProgram = pname; }; };
 
   vendorLock = lockFile:
