@@ -31,7 +31,16 @@ let
       # nix/workspace.nix).
       cargoVendorDir = craneLib.vendorCargoDeps { cargoLock = ownLockfile adapter; };
       cargoArtifacts = null;
-      cargoExtraArgs = "--locked --manifest-path ${manifest adapter}";
+      # Built from its own directory, the root of its own workspace: crane's
+      # install step runs a bare `cargo metadata` where the build runs, which
+      # from the source's root resolves the main workspace, whose crates this
+      # vendor directory lacks ("no matching package found", found by
+      # nix/tests/build-for-real.sh). The harness and the lockfile crate it
+      # uses by path are still beside it in the unpacked source.
+      postUnpack = ''
+        sourceRoot="$sourceRoot/${workspaceRelative adapter.path}"
+      '';
+      cargoExtraArgs = "--locked";
     } else {
       inherit (workspace) cargoArtifacts;
       cargoExtraArgs = "--locked -p ${adapter.package}";

@@ -142,12 +142,12 @@ let
               ])
           else if a ? program then programCheck a
           else if ownLock a then
-            c "adapter ${a.id} is a package built with its own lockfile and --manifest-path"
+            c "adapter ${a.id} is a package built with its own lockfile, from its own directory"
               (allOf [
                 (p != null)
                 (p.stubKind == "crane.buildPackage")
                 (substring 0 8 a.path == "benches/")
-                (hasInfix (manifestArg a) (p.stubArgs.cargoExtraArgs or ""))
+                (hasInfix "sourceRoot=\"$sourceRoot/${substring 8 (stringLength a.path - 8) a.path}\"" (p.stubArgs.postUnpack or ""))
                 (elem "--locked" (words (p.stubArgs.cargoExtraArgs or "")))
                 ((p.stubArgs.cargoLock or null) == root + "/${a.path}/Cargo.lock")
                 (p.stubArgs.cargoArtifacts == null)
@@ -156,7 +156,7 @@ let
                 # Its binary is next to the runner when the tests run, and it has fmt and clippy checks.
                 (hasInfix "${p}/bin/${a.package} " (checks.cargo-nextest.stubArgs.preCheck or ""))
                 (hasInfix (manifestArg a) (checks."cargo-fmt-${a.id}".stubArgs.cargoExtraArgs or ""))
-                (hasInfix (manifestArg a) (checks."cargo-clippy-${a.id}".stubArgs.cargoExtraArgs or ""))
+                (hasInfix "sourceRoot=\"$sourceRoot/" (checks."cargo-clippy-${a.id}".stubArgs.postUnpack or ""))
                 ((checks."cargo-clippy-${a.id}".stubArgs.cargoLock or null) == root + "/${a.path}/Cargo.lock")
                 (hasInfix "--deny warnings" (checks."cargo-clippy-${a.id}".stubArgs.cargoClippyExtraArgs or ""))
               ])
