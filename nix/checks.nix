@@ -98,13 +98,17 @@ in
     # benches -> source: the adapters' `path` in matrix.toml (benches/adapters/...),
     # which the runner checks, resolves as in a checkout.
     # The program adapters (source/programs/, nix/source.nix) run from the
-    # source in the tests: their shebangs (/usr/bin/python3, /bin/sh) are
-    # pointed at the check's inputs (python3 with every Python adapter's
+    # source in the tests: their shebangs (/usr/bin/env python3, /bin/sh)
+    # are pointed at the check's inputs (python3 with every Python adapter's
     # libraries; the C adapter's adapter.sh compiles with the stdenv's cc,
     # pkg-config and dbus.dev of commonArgs).
     # dbus-fast's launcher makes a PyPI venv in host mode; here the check's
     # Python has dbus-fast (nixpkgs) and the sandbox has no network.
     DBUS_MATRIX_DBUS_FAST_PYTHON = "${programs.checkPython}/bin/python3";
+    # The interpreters the runner supplies to the program adapters
+    # (harness::interpreter), and the tests through it.
+    DBUS_MATRIX_PYTHON3 = "${programs.checkPython}/bin/python3";
+    DBUS_MATRIX_RUBY = "${pkgs.ruby}/bin/ruby";
     # What the dbus-python wrapper prefixes for `nix run` (gi.repository's GLib).
     GI_TYPELIB_PATH = programs.checkTypelibPath;
     # The runner's build mode for matrix.toml's `unavailable_in` (the adapters
@@ -150,7 +154,8 @@ in
   # context: checking the script must not build what it names (the VM
   # tests' drivers).
   app-shellcheck = pkgs.runCommand "dbus-matrix-app-shellcheck" { nativeBuildInputs = [ pkgs.shellcheck ]; }
-    (builtins.concatStringsSep "\n" (map
-      (name: "shellcheck --shell=bash ${builtins.toFile "dbus-matrix-app-${name}.sh" (builtins.unsafeDiscardStringContext appTexts.${name})}")
-      (builtins.attrNames appTexts)) + "\ntouch $out\n");
+    (builtins.concatStringsSep "\n"
+      (map
+        (name: "shellcheck --shell=bash ${builtins.toFile "dbus-matrix-app-${name}.sh" (builtins.unsafeDiscardStringContext appTexts.${name})}")
+        (builtins.attrNames appTexts)) + "\ntouch $out\n");
 } // ownLockfileChecks // vmTests.checks

@@ -24,6 +24,10 @@ craneLib.devShell ({
     pkgs.nixpkgs-fmt
   ];
   DBUS_MATRIX_DBUS_FAST_PYTHON = "${programs.checkPython}/bin/python3";
+  # The program adapters' interpreters, which the runner supplies
+  # (harness::interpreter): here there is no Debian /usr/bin/python3.
+  DBUS_MATRIX_PYTHON3 = "${programs.checkPython}/bin/python3";
+  DBUS_MATRIX_RUBY = "${pkgs.ruby}/bin/ruby";
   GI_TYPELIB_PATH = programs.checkTypelibPath;
   # Its Ruby is the check's, without the ruby-dbus gem: that row is unavailable.
   DBUS_MATRIX_BUILD_MODE = "nix";

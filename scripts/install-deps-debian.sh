@@ -39,7 +39,7 @@ fi
 
 export PATH="$HOME/.cargo/bin:$PATH"
 # dbus-fast from PyPI into its venv (the wrapper makes it when missing or stale).
-"$(dirname "$0")"/../benches/programs/dbus-fast-5.2/adapter.sh list >/dev/null
+DBUS_MATRIX_PYTHON3=/usr/bin/python3 "$(dirname "$0")"/../benches/programs/dbus-fast-5.2/adapter.sh list >/dev/null
 # cargo install NAME VERSION BINARY: only when BINARY is absent or another version.
 cargo_tool() {
   local name=$1 version=$2 bin=$3

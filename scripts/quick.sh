@@ -5,7 +5,11 @@
 # Extra arguments go to `dbus-matrix run` (e.g. --adapters zbus-6,rustbus-0.19).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/install-deps-debian.sh runtime
+# Under `nix develop` the dev shell's inputs are the dependencies: nothing is
+# installed (nix/tests/devshell_scripts_test.py).
+if [ -z "${IN_NIX_SHELL:-}" ]; then
+  bash scripts/install-deps-debian.sh runtime
+fi
 # The same build CI runs (scripts/test.sh), for the release profile.
 bash scripts/build.sh release --profile quick "$@"
 exec benches/target/release/dbus-matrix run --profile quick --out results "$@"

@@ -47,9 +47,11 @@ SCRIPTS = ["scripts/test.sh", "scripts/build.sh"]
 NOT_FROM_THE_SHELL = {
     "nix": "`nix develop` is itself run by Nix: the shell keeps the user's PATH after its inputs",
     "nix-instantiate": "installed with nix (above)",
+    "/usr/bin/env": "named in program adapters' shebangs (`#!/usr/bin/env NAME`), never run: the runner and the tests supply the interpreter themselves (harness::interpreter)",
+    "apt-get": "nix/tests/devshell_scripts_test.py puts a recording fake of it first on PATH; no real one runs",
 }
 # The environment the tests read, which the shell must set as the check does.
-SHARED_ENV = ["DBUS_MATRIX_DBUS_DAEMON", "DBUS_MATRIX_DBUS_BROKER_LAUNCH", "DBUS_MATRIX_BUSD", "DBUS_MATRIX_DBUS_FAST_PYTHON", "GI_TYPELIB_PATH", "DBUS_MATRIX_BUILD_MODE"]
+SHARED_ENV = ["DBUS_MATRIX_DBUS_DAEMON", "DBUS_MATRIX_DBUS_BROKER_LAUNCH", "DBUS_MATRIX_BUSD", "DBUS_MATRIX_DBUS_FAST_PYTHON", "DBUS_MATRIX_PYTHON3", "DBUS_MATRIX_RUBY", "GI_TYPELIB_PATH", "DBUS_MATRIX_BUILD_MODE"]
 PROGRAM = re.compile(r"[a-z][a-z0-9_.+-]*")
 
 

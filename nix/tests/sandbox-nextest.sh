@@ -83,8 +83,9 @@ mkdir -p "$build/source/target" "$build/tmp" "$sim/hold/cargo" "$sim/hold/rustup
 
 t0=$(date +%s)
 # unpack: what nix/source.nix keeps (tar keeps the files' mtimes), the
-# program adapters (programs/) among it. Their shebangs stay Debian's
-# (/usr/bin/python3 with python3-jeepney), where the check patches them to its Python.
+# program adapters (programs/) among it. Their shebangs stay as written
+# (`#!/usr/bin/env python3`: the runner supplies Debian's /usr/bin/python3,
+# which has python3-jeepney), where the check patches them to its Python.
 (cd "$ws" && find . -path ./target -prune -o -type f \( -name '*.rs' -o -name '*.toml' -o -name Cargo.lock -o -path '*/.cargo/config' -o -path './runner/tests/fixtures/*' -o -path './runner/tests/snapshots/*' -o -path './programs/*' \) -print0) |
   tar -C "$ws" --null -T - -cf - | tar -C "$build/source" -xf -
 # postUnpack of the cargo-nextest check (nix/checks.nix).

@@ -91,9 +91,15 @@ def prebuilt_bin_dir(work, revision):
         dest = bins / a["package"]
         if "program" in a:
             program = ROOT / a["path"] / a["program"]
+            # As the flake's wrapper runs its Python (nix/programs.nix:
+            # makeWrapper of the interpreter with the program): here Debian's
+            # interpreter stands in for nixpkgs', for a program that names
+            # one (`#!/usr/bin/env NAME`); a launcher runs as it is.
+            first = program.read_text().split("\n", 1)[0].split()
+            interpreter = f"/usr/bin/{first[1]} " if first[:1] == ["#!/usr/bin/env"] else ""
             dest.write_text(
                 "#!/bin/sh\nunset PYTHONPATH PYTHONHOME\n"
-                f"DBUS_MATRIX_PROGRAM_BUILD_DIR={programs_build} exec {program} \"$@\"\n"
+                f"DBUS_MATRIX_PROGRAM_BUILD_DIR={programs_build} exec {interpreter}{program} \"$@\"\n"
             )
             dest.chmod(0o755)
             # Built (C) or set up (a venv) once, as root, as the flake's build does.

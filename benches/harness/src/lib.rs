@@ -19,6 +19,7 @@ pub mod canon;
 pub mod cli;
 pub mod contract;
 pub mod digest;
+pub mod interpreter;
 pub mod ipc;
 pub mod payload;
 pub mod raw_samples;

@@ -6,6 +6,8 @@
 # requirements.txt changes: built beside it and renamed into place, so
 # parallel first runs do not see half a venv. $DBUS_MATRIX_DBUS_FAST_PYTHON
 # names an interpreter that already has dbus-fast (Nix) and skips the venv.
+# The venv is made by $DBUS_MATRIX_PYTHON3, the Python the runner supplies
+# (harness::interpreter: Debian's /usr/bin/python3 in host mode).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 if [ -n "${DBUS_MATRIX_DBUS_FAST_PYTHON:-}" ]; then
@@ -18,7 +20,7 @@ if ! cmp -s "$here/requirements.txt" "$venv/requirements.txt" 2>/dev/null; then
   tmp=$out/venv.$$
   rm -rf "$tmp"
   {
-    /usr/bin/python3 -m venv "$tmp"
+    "${DBUS_MATRIX_PYTHON3:-python3}" -m venv "$tmp"
     "$tmp/bin/python" -m pip install --quiet --disable-pip-version-check --require-hashes \
       --only-binary :all: --no-deps -r "$here/requirements.txt"
   } >&2 || { rm -rf "$tmp"; echo "error: could not install dbus-fast into $tmp (python3-venv, PyPI)" >&2; exit 1; }

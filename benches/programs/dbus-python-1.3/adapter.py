@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """dbus-matrix adapter for dbus-python (libdbus bindings), its idiomatic
 API: proxies from get_object (which introspect on their first call),
 dbus.Interface, dbus.service.Object on the GLib main loop; Debian's

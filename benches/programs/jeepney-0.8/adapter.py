@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """dbus-matrix adapter for jeepney (pure-Python D-Bus), its blocking API
 (jeepney.io.blocking), on Debian's interpreter and python3-jeepney.
 

@@ -1,4 +1,4 @@
-#!/usr/bin/ruby
+#!/usr/bin/env ruby
 # dbus-matrix adapter for ruby-dbus (pure Ruby), its idiomatic client API:
 # RemoteBus, service(name).object(path), whose interfaces introspect the
 # object before the first call, and `iface["Items"]`, a Properties.Get per

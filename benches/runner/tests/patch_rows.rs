@@ -210,15 +210,8 @@ fn bad_patches_are_refused_with_exit_2() {
 /// it is the copy: the wrapper's `PYTHONPATH` puts the copy first.
 #[test]
 fn a_python_program_runs_against_a_source_directory() {
-    // The adapter's own interpreter (its shebang), which may not be the python3 on PATH.
-    let adapter = std::fs::read_to_string(repo_root().join("benches/programs/jeepney-0.8/adapter.py")).unwrap();
-    let python = adapter
-        .lines()
-        .next()
-        .and_then(|l| l.strip_prefix("#!"))
-        .unwrap()
-        .trim()
-        .to_string();
+    // The adapter's interpreter (the one the runner supplies), which may not be the python3 on PATH.
+    let python = interpreter_of("jeepney-0.8/adapter.py").display().to_string();
     let o = Command::new(&python)
         .args(["-c", "import jeepney, os; print(os.path.dirname(jeepney.__file__))"])
         .output()

@@ -123,9 +123,9 @@ fn the_runner_checks_a_programs_bytes_and_digests_with_the_reference_decoder() {
     let tmp = TempDir::new("program-lying");
     let real = jeepney_dir().join("adapter.py");
     let script = format!(
-        "#!/bin/sh\nreal={}\ncase \"$1\" in\n  emit) \"$real\" \"$@\" | {python} -c \
+        "#!/bin/sh\nreal={}\ncase \"$1\" in\n  emit) {python} \"$real\" \"$@\" | {python} -c \
          'import sys; b = bytearray(sys.stdin.buffer.read()); b[b.rindex(b\"Testtest\")] ^= 1; sys.stdout.buffer.write(b)' ;;\n  \
-         demarshal) \"$real\" \"$@\" > /dev/null; echo 0123456789abcdef ;;\n  *) exec \"$real\" \"$@\" ;;\nesac\n",
+         demarshal) {python} \"$real\" \"$@\" > /dev/null; echo 0123456789abcdef ;;\n  *) exec {python} \"$real\" \"$@\" ;;\nesac\n",
         real.display(),
         python = interpreter_of("jeepney-0.8/adapter.py").display(),
     );
@@ -166,4 +166,43 @@ fn a_program_that_is_no_file_name_or_not_executable_is_refused() {
         assert_eq!(o.status.code(), Some(2), "{program}: {}", text(&o));
         assert!(text(&o).contains(needle), "{program}: {}", text(&o));
     }
+}
+
+/// No program adapter names its interpreter by one machine's path (NixOS and
+/// the Nix dev shell have no /usr/bin/python3): a shebang is
+/// `#!/usr/bin/env NAME`, the interpreter the runner supplies
+/// (harness::interpreter), or `#!/bin/sh`, which every system has. In the
+/// flake's check the sources' shebangs are patched to store paths first.
+#[test]
+fn program_adapters_name_their_interpreter_by_name() {
+    if std::env::var("DBUS_MATRIX_BUILD_MODE").as_deref() == Ok("nix") {
+        eprintln!("skipped: the flake's check patches the programs' shebangs to its own interpreters");
+        return;
+    }
+    let mut files = vec![];
+    let mut dirs = vec![workspace().join("programs")];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if std::fs::read(&path).unwrap().starts_with(b"#!") {
+                files.push(path);
+            }
+        }
+    }
+    assert!(files.len() >= 5, "found only {files:?}");
+    let bad: Vec<String> = files
+        .iter()
+        .filter_map(|f| {
+            let text = std::fs::read_to_string(f).unwrap();
+            let line = text.lines().next().unwrap().to_string();
+            (line != "#!/bin/sh" && !line.starts_with("#!/usr/bin/env ")).then(|| format!("{}: {line}", f.display()))
+        })
+        .collect();
+    assert!(
+        bad.is_empty(),
+        "shebangs with an interpreter's absolute path:\n{}",
+        bad.join("\n")
+    );
 }

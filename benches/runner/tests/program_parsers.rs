@@ -8,8 +8,8 @@
 //! and another command's flags, name each missing required flag, and refuse
 //! an unknown command, all with exit status 2.
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
+use std::path::{Path, PathBuf};
+use std::process::Output;
 
 use serde_json::Value;
 
@@ -82,8 +82,8 @@ fn contract() -> Vec<Cmd> {
         .collect()
 }
 
-fn run(program: &PathBuf, args: &[String]) -> Output {
-    Command::new(program)
+fn run(program: &Path, args: &[String]) -> Output {
+    crate::common::adapter_command(program)
         .args(args)
         .env(
             "DBUS_MATRIX_PROGRAM_BUILD_DIR",
@@ -100,7 +100,7 @@ fn arg(name: &str, value: &str) -> String {
 const SCENARIO: &str = "no/such-scenario";
 
 /// Every probe against one program; the failures, one line each.
-fn probe(id: &str, program: &PathBuf, commands: &[Cmd]) -> Vec<String> {
+fn probe(id: &str, program: &Path, commands: &[Cmd]) -> Vec<String> {
     let mut failures = Vec::new();
     let mut expect = |what: String, args: Vec<String>, code: i32, needle: &str| {
         let o = run(program, &args);

@@ -31,8 +31,14 @@ pub fn wrap(a: &AdapterEntry, spec: &Spec, dir: &Path) -> Result<Patched> {
     };
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let bin = dir.join(format!("{}{}", a.id, super::SUFFIX));
+    // The interpreter the runner supplies (harness::interpreter), as the
+    // unpatched program gets it: the variable the runner sets.
+    let exec = match harness::interpreter::named_by(&program) {
+        Some(name) => format!("\"${{{}:-{name}}}\" ", harness::interpreter::variable(&name)),
+        None => String::new(),
+    };
     let script = format!(
-        "#!/bin/sh\n# dbus-matrix run --patch: {id} with {name} from {src}\n{var}={src_q}${{{var}:+:${var}}}\nexport {var}\nexec {prog_q} \"$@\"\n",
+        "#!/bin/sh\n# dbus-matrix run --patch: {id} with {name} from {src}\n{var}={src_q}${{{var}:+:${var}}}\nexport {var}\nexec {exec}{prog_q} \"$@\"\n",
         id = a.id,
         name = spec.name,
         src = spec.path.display(),

@@ -29,14 +29,19 @@ fn run_time_path(var: &str, compile_time: &str) -> PathBuf {
     std::env::var_os(var).map_or_else(|| PathBuf::from(compile_time), PathBuf::from)
 }
 
-/// The interpreter a program adapter's shebang names (`programs/<dir>/<file>`):
-/// Debian's `/usr/bin/python3` or `/usr/bin/ruby` in a checkout, the check's
-/// own in the Nix check (it patches the shebangs). Tests run their Python and
-/// Ruby with it, and write it into the shebangs of the scripts they make, so
-/// they run what the adapters run, never a `/usr/bin` the check lacks or
-/// another `python3` first on PATH (pyenv's, without the adapters' libraries).
+/// The interpreter a program adapter runs with (`programs/<dir>/<file>`):
+/// the one the runner supplies for the name its shebang gives
+/// (harness::interpreter: Debian's `/usr/bin/python3` in a checkout on
+/// Debian, `DBUS_MATRIX_PYTHON3` where set), or the interpreter a patched
+/// shebang names (the Nix check's). Tests run their Python and Ruby with it,
+/// and write it into the shebangs of the scripts they make, so they run what
+/// the adapters run, never another `python3` first on PATH (pyenv's, without
+/// the adapters' libraries).
 pub fn interpreter_of(program: &str) -> PathBuf {
     let path = workspace().join("programs").join(program);
+    if let Some(interpreter) = harness::interpreter::of_program(&path) {
+        return interpreter;
+    }
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let line = text.lines().next().unwrap_or_default();
     let interpreter = line
@@ -44,6 +49,23 @@ pub fn interpreter_of(program: &str) -> PathBuf {
         .and_then(|l| l.split_whitespace().next())
         .unwrap_or_else(|| panic!("{} has no shebang: {line:?}", path.display()));
     PathBuf::from(interpreter)
+}
+
+/// The command that starts the adapter `bin` as the runner starts it: a
+/// program that names its interpreter by name runs with the one the runner
+/// supplies (harness::interpreter), and every adapter gets the resolved
+/// interpreters in its environment, as launchers expect.
+pub fn adapter_command(bin: &Path) -> Command {
+    let mut cmd = match harness::interpreter::of_program(bin) {
+        Some(interpreter) => {
+            let mut c = Command::new(interpreter);
+            c.arg(bin);
+            c
+        }
+        None => Command::new(bin),
+    };
+    cmd.envs(harness::interpreter::environment());
+    cmd
 }
 
 pub fn runner_bin() -> PathBuf {

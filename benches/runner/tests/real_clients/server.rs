@@ -42,7 +42,7 @@ impl Drop for Server {
 /// Starts `bin serve` and waits for READY; `Err` says how it ended instead.
 pub(crate) fn serve(bin: &Path, t: &Transport, stderr: PathBuf) -> Result<Server, String> {
     let args = contract::Command::Serve { transport: t.clone() }.to_args();
-    let mut child = Command::new(bin)
+    let mut child = crate::common::adapter_command(bin)
         .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

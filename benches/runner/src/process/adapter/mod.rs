@@ -34,6 +34,10 @@ fn adapter_env(cmd: &mut Command) {
     cmd.env("RUST_BACKTRACE", "0")
         .env_remove("RUST_LIB_BACKTRACE")
         .env(NESTED_ENV, "1");
+    // The interpreters of program adapters, for launchers that start one.
+    for (var, path) in harness::interpreter::environment() {
+        cmd.env(var, path);
+    }
 }
 
 /// The process of `command` in the adapter binary `bin`, on `cpu` if given.
@@ -44,14 +48,15 @@ fn process(bin: &Path, command: &AdapterCommand, cpu: Option<usize>) -> Command 
 /// As [`process`], under `wrapper` (a program and its arguments, e.g.
 /// valgrind's) when it is not empty.
 fn process_under(wrapper: &[OsString], bin: &Path, command: &AdapterCommand, cpu: Option<usize>) -> Command {
-    let mut cmd = match wrapper.split_first() {
-        Some((program, args)) => {
-            let mut c = Command::new(program);
-            c.args(args).arg(bin);
-            c
-        }
-        None => Command::new(bin),
-    };
+    // A program that names its interpreter (`#!/usr/bin/env python3`) runs
+    // with the one the runner supplies (harness::interpreter).
+    let interpreter = harness::interpreter::of_program(bin);
+    // The wrapper's words, the interpreter, the file: the first is run.
+    let mut argv: Vec<&std::ffi::OsStr> = wrapper.iter().map(OsString::as_os_str).collect();
+    argv.extend(interpreter.as_deref().map(Path::as_os_str));
+    argv.push(bin.as_os_str());
+    let mut cmd = Command::new(argv[0]);
+    cmd.args(&argv[1..]);
     cmd.args(command.to_args());
     adapter_env(&mut cmd);
     placement::pin_command(&mut cmd, cpu);
