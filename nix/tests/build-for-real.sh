@@ -19,11 +19,18 @@
 #
 # Usage: nix/tests/build-for-real.sh [--set ci|all] [ATTRIBUTE...]
 #   --set ci   (default) packages.raw (the shared dependency build and one
-#              workspace adapter) and packages.zbus-6-tokio (an adapter with a
-#              lockfile of its own): what .ci/run builds
+#              workspace adapter), packages.zbus-6-tokio (an adapter with a
+#              lockfile of its own) and checks.app-shellcheck, whose mutant (a
+#              copy with a shellcheck finding in nix/compare.sh) must fail: what
+#              .ci/run builds
 #   --set all  also packages.zbus-6, packages.dbus-0.9, packages.default (the
 #              wrapped runner, so every adapter) and checks.cargo-nextest
 #   ATTRIBUTE  flake attributes under packages/checks.<system> instead
+#   --run      then `nix run` the built wrapped runner (packages.default) on
+#              real buses: run --profile smoke --adapters raw,rustbus-0.19
+#              --buses dbus-daemon; the results file goes to
+#              $DBUS_MATRIX_BUILD_LOGS (the daemons are the chroot's Debian
+#              ones: nixpkgs' cannot be had here)
 # Environment: DBUS_MATRIX_BUILD_LOGS=DIR keeps each derivation's log there.
 # Needs root (the chroot; Nix's single-user store with build users), git,
 # python3, cargo and rustc (the toolchain it stages).
@@ -33,21 +40,26 @@ system=x86_64-linux
 set_name=ci
 attrs=()
 inside=
+run_runner=
 # The chroot's Debian packages the stand-in links to (nix/tests/standin/pkgs.nix).
 chroot_packages="gcc libc6-dev pkg-config libdbus-1-dev libglib2.0-dev libsystemd-dev jq zstd rsync shellcheck"
 chroot_packages+=" patch make bzip2 xz-utils gawk procps dbus-daemon dbus-bin dbus-broker libglib2.0-bin valgrind"
 while [ "$#" -gt 0 ]; do
   case $1 in
     --inside) inside=${2:?}; shift 2 ;;
+    --run) run_runner=1; shift ;;
     --set) set_name=${2:?--set needs ci or all}; shift 2 ;;
     --set=*) set_name=${1#--set=}; shift ;;
     -*) echo "build-for-real: unknown option $1" >&2; exit 2 ;;
     *) attrs+=("$1"); shift ;;
   esac
 done
+# The cargo-nextest check runs the tests, which drive a browser, Ruby and the
+# Python adapters' libraries: the chroot's Debian stands in for nixpkgs' too.
+[ "$set_name" = all ] && chroot_packages+=" chromium ruby python3-jeepney python3-dbus python3-gi python3-pip"
 if [ ${#attrs[@]} -eq 0 ]; then
   case $set_name in
-    ci) attrs=(packages.raw packages.zbus-6-tokio) ;;
+    ci) attrs=(packages.raw packages.zbus-6-tokio checks.app-shellcheck) ;;
     all) attrs=(packages.raw packages.zbus-6-tokio packages.zbus-6 packages.dbus-0.9 packages.default checks.cargo-nextest) ;;
     *) echo "build-for-real: --set is ci or all, not '$set_name'" >&2; exit 2 ;;
   esac
@@ -89,6 +101,13 @@ if [ -n "$inside" ]; then
   fi
   say "$(nix --version); crane's narHash matches flake.lock"
   export DBUS_MATRIX_STANDIN_HOST=$stage
+  # The check's Python (the stand-in's python3.withPackages is the chroot's
+  # Python) with dbus-fast: Debian has none this new, so the wheel host mode
+  # pins, from PyPI, its hash checked.
+  if [[ " ${attrs[*]} " == *" checks.cargo-nextest "* ]] && ! python3 -c 'import dbus_fast' 2>/dev/null; then
+    python3 -m pip install --quiet --break-system-packages --require-hashes --only-binary :all: --no-deps \
+      -r "$repo/benches/programs/dbus-fast-5.2/requirements.txt"
+  fi
   # A build user, not root: checked on a derivation of its own first.
   out_paths() { python3 -c 'import json, sys; print(" ".join(p for d in json.load(sys.stdin) for p in d["outputs"].values()))'; }
   probe=$("${nix_cmd[@]}" build --impure --no-link --json --expr \
@@ -117,7 +136,9 @@ for lock in sys.argv[1:]:
   reuse_report() { # ATTR INSTALLABLE
     local drv compiled third count
     drv=$("${nix_cmd[@]}" path-info "${flake_args[@]}" --derivation "$2" 2>/dev/null)
-    compiled=$("${nix_cmd[@]}" log "$drv" 2>/dev/null | grep -oE 'Compiling [A-Za-z0-9_-]+ v' | awk '{print $2}' | sort -u || true)
+    # (cargo colours its log here: the escapes go first.)
+    compiled=$("${nix_cmd[@]}" log "$drv" 2>/dev/null | sed 's/\x1b\[[0-9;]*m//g' |
+      grep -oE 'Compiling [A-Za-z0-9_-]+ v' | awk '{print $2}' | sort -u || true)
     [ -n "$compiled" ] || { say "$1: its own derivation compiled no crate"; return 0; }
     third=$(comm -23 <(echo "$compiled") <(echo "$members"))
     count=$(grep -c . <<<"$third" || true)
@@ -126,7 +147,7 @@ for lock in sys.argv[1:]:
     elif [[ $1 == packages.* ]] && [ -f "$repo/benches/adapters/${1#packages.}/Cargo.lock" ]; then
       say "$1: compiled $count third-party crates: an adapter with a lockfile of its own builds its dependencies itself"
     else
-      say "$1: compiled $count third-party crate(s) that the shared dependency build should have made: $(echo $third)"
+      say "$1: compiled $count third-party crate(s) that the shared dependency build should have made: $(tr '\n' ' ' <<<"$third")"
       return 1
     fi
   }
@@ -144,6 +165,45 @@ for lock in sys.argv[1:]:
       tail -n 40 "$logs/${attr}.log" >&2
     fi
   done
+  # N4: writeShellApplication's own check is `bash -n`; app-shellcheck must
+  # fail on what only shellcheck sees (a copy of the repository whose
+  # nix/compare.sh quotes a variable badly: SC2086), where app-compare builds.
+  if [ -d "$work/mutant-repo" ]; then
+    mutant="path:$work/mutant-repo#checks.$system"
+    say "mutant: nix/compare.sh with an unquoted variable (SC2086)"
+    if "${nix_cmd[@]}" build "${flake_args[@]}" --no-link -L "$mutant.app-compare" >"$logs/mutant-app-compare.log" 2>&1; then
+      say "mutant: checks.app-compare builds it (its check is bash -n)"
+    else
+      say "mutant: checks.app-compare failed to build; the end of its log:"
+      tail -n 20 "$logs/mutant-app-compare.log" >&2
+      status=1
+    fi
+    if "${nix_cmd[@]}" build "${flake_args[@]}" --no-link -L "$mutant.app-shellcheck" >"$logs/mutant-app-shellcheck.log" 2>&1; then
+      say "mutant: checks.app-shellcheck PASSED: it cannot see this defect"
+      status=1
+    elif grep -q SC2086 "$logs/mutant-app-shellcheck.log"; then
+      say "mutant: checks.app-shellcheck fails on it ($(grep -m1 -o 'SC2086[^)]*' "$logs/mutant-app-shellcheck.log"))"
+    else
+      say "mutant: checks.app-shellcheck failed, but not on SC2086; the end of its log:"
+      tail -n 20 "$logs/mutant-app-shellcheck.log" >&2
+      status=1
+    fi
+  fi
+
+  # `nix run` of the built wrapped runner on real buses.
+  if [ -n "$run_runner" ]; then
+    runner=$("${nix_cmd[@]}" build "${flake_args[@]}" --no-link --json "$repo#packages.$system.default" 2>>"$logs/run.log" | out_paths)
+    say "nix run: $runner/bin/dbus-matrix run --profile smoke --adapters raw,rustbus-0.19 --buses dbus-daemon"
+    mkdir -p "$work/results"
+    if "${nix_cmd[@]}" run "${flake_args[@]}" "$repo#default" -- run --profile smoke --adapters raw,rustbus-0.19 \
+      --buses dbus-daemon --out "$work/results" >>"$logs/run.log" 2>&1; then
+      say "nix run: $(tail -n 1 "$logs/run.log")"
+    else
+      say "nix run FAILED; the end of its output:"
+      tail -n 30 "$logs/run.log" >&2
+      status=1
+    fi
+  fi
   exit "$status"
 fi
 
@@ -271,16 +331,24 @@ if missing:
     print("build-for-real: not in cargo's download cache:", *missing, sep="\n  ", file=sys.stderr)
 EOF
 chmod -R a+rX "$host"
+if [[ " ${attrs[*]} " == *" checks.app-shellcheck "* ]]; then
+  mkdir -p "$work/mutant-repo"
+  (cd "$repo" && git ls-files -z --cached --others --exclude-standard | tar --null --ignore-failed-read -T - -cf -) |
+    tar -x -C "$work/mutant-repo"
+  # shellcheck disable=SC2016 # the defect, written literally
+  printf '%s\n' 'echo $old_ref >/dev/null' >>"$work/mutant-repo/nix/compare.sh"
+fi
 chmod a+rx "$(dirname "$host")"
 echo "$host" >"$work/stage"
 
 # The builds, with Nix 2.26 in the chroot, this directory bound into it.
 status=0
 bash "$repo/nix/tests/modern-nix.sh" --packages "$chroot_packages" --bind "$work" --bind "$host" \
-  bash nix/tests/build-for-real.sh --inside "$work" "${attrs[@]}" || status=$?
+  bash nix/tests/build-for-real.sh --inside "$work" ${run_runner:+--run} "${attrs[@]}" || status=$?
 if [ -n "${DBUS_MATRIX_BUILD_LOGS:-}" ]; then
   mkdir -p "$DBUS_MATRIX_BUILD_LOGS"
   cp "$work"/logs/*.log "$DBUS_MATRIX_BUILD_LOGS/" 2>/dev/null || true
+  cp "$work"/results/*.json "$DBUS_MATRIX_BUILD_LOGS/" 2>/dev/null || true
 fi
 exit "$status"
 

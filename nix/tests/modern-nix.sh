@@ -74,6 +74,7 @@ for p in ${extra_packages[@]+"${extra_packages[@]}"}; do
 done
 if [ ${#missing[@]} -gt 0 ]; then
   echo "modern-nix: installing in the chroot: ${missing[*]}" >&2
+  # shellcheck disable=SC2016 # the script's $1 and $@ are its own
   unshare -m --propagation private -- /bin/bash -euo pipefail -c '
     root=$1
     shift
@@ -86,6 +87,7 @@ fi
 
 # In a new mount namespace whose mounts do not propagate back: /proc, /dev and
 # the repository bound into the chroot, gone when the command ends.
+# shellcheck disable=SC2016 # the script's $1 and $@ are its own
 exec unshare -m --propagation private -- /bin/bash -euo pipefail -c '
   root=$1 repo=$2 git_dir=$3 binds=$4
   shift 4

@@ -18,17 +18,24 @@
 # `nix` commands are enabled per command (--extra-experimental-features), and
 # substituters are off, so nothing is ever downloaded.
 #
-# Usage: bash nix/tests/run.sh [--nix-only]   (from anywhere; non-zero if a check fails)
-#   --nix-only: only the steps that run Nix (nix/tests/modern-nix.sh runs
-#   them again under Nix 2.26, in a Debian trixie chroot that has no
-#   deadnix/nixpkgs-fmt/cargo); the lints and the busd crate check run once.
+# Usage: bash nix/tests/run.sh [--nix-only | --host-only]   (from anywhere; non-zero if a check fails)
+#   --nix-only: only the steps that run Nix (scripts/test.sh runs them under
+#   Nix 2.26, in the Debian trixie chroot of nix/tests/modern-nix.sh, which
+#   has no deadnix/nixpkgs-fmt/cargo: the pinned nixpkgs needs Nix >= 2.18,
+#   so Debian 12's 2.8 cannot evaluate the real flake and its run of them
+#   would prove nothing a user can use).
+#   --host-only: the others, on the host (the lints, the busd crate check,
+#   the VM script against real buses, the dev-shell and package-source scans).
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 nix_only=0
+host_only=0
 if [ "${1:-}" = --nix-only ]; then
   nix_only=1
+elif [ "${1:-}" = --host-only ]; then
+  host_only=1
 elif [ "$#" -gt 0 ]; then
-  echo "usage: $0 [--nix-only]" >&2
+  echo "usage: $0 [--nix-only | --host-only]" >&2
   exit 2
 fi
 
@@ -67,6 +74,11 @@ mapfile -t nix_files < <(git ls-files --cached --others --exclude-standard -- '*
 passed=0
 failed=0
 failures=()
+# A step that runs Nix and nothing of the host's: not in a --host-only run.
+nix_step() {
+  [ "$host_only" -eq 0 ] || return 0
+  step "$@"
+}
 step() {
   local name=$1 start end status ms
   shift
@@ -359,75 +371,75 @@ sys.exit(bad)
 PY
 }
 
-step "nix-instantiate --parse on every .nix file" parse_all
-step "flake sources are tracked by git" flake_files_tracked
-step "flake.lock matches flake.nix (nix flake metadata --no-update-lock-file --offline)" lock_matches_flake
-step "nix flake check --no-build against the stubs, fresh store, no import from derivation" flake_check
-step "nix flake check --no-build --all-systems (Nix >= 2.19), fresh store, no import from derivation" flake_check_all_systems
-step "every output of every system instantiates (its .drv path; apps: their program's)" all_outputs_instantiate
-step "wiring tests (nix/tests/wiring.nix)" wiring
-step "wiring test on an unmutated copy" copy_passes
+nix_step "nix-instantiate --parse on every .nix file" parse_all
+nix_step "flake sources are tracked by git" flake_files_tracked
+nix_step "flake.lock matches flake.nix (nix flake metadata --no-update-lock-file --offline)" lock_matches_flake
+nix_step "nix flake check --no-build against the stubs, fresh store, no import from derivation" flake_check
+nix_step "nix flake check --no-build --all-systems (Nix >= 2.19), fresh store, no import from derivation" flake_check_all_systems
+nix_step "every output of every system instantiates (its .drv path; apps: their program's)" all_outputs_instantiate
+nix_step "wiring tests (nix/tests/wiring.nix)" wiring
+nix_step "wiring test on an unmutated copy" copy_passes
 # shellcheck disable=SC2016 # ${adapter.path}: Nix, matched literally
-step "mutant: an adapter's source is the whole workspace (a change to any file rebuilds it)" \
+nix_step "mutant: an adapter's source is the whole workspace (a change to any file rebuilds it)" \
   mutant nix/adapters.nix 's|buildArgs = adapter: { src = workspace.packageSource (../. + "/${adapter.path}"); }|buildArgs = adapter: { }|'
-step "mutant: an adapter's own files are all of benches/" \
+nix_step "mutant: an adapter's own files are all of benches/" \
   mutant nix/package-source.nix 's|fileset = lib.fileset.unions (compiled dir);|fileset = root;|'
-step "mutant: the VM checks run the runner that records self.rev" \
+nix_step "mutant: the VM checks run the runner that records self.rev" \
   mutant vm-tests/default.nix 's|runnerPackage = runner.forChecks;|runnerPackage = runner.default;|'
-step "mutant: the VM checks write no nix-support/hydra-metrics" \
+nix_step "mutant: the VM checks write no nix-support/hydra-metrics" \
   mutant vm-tests/run-matrix.py 's|--format hydra-metrics|--format json|'
-step "mutant: vm-bench leaves the VM tests' hydra-metrics behind" \
+nix_step "mutant: vm-bench leaves the VM tests' hydra-metrics behind" \
   mutant nix/apps.nix 's|cp "$work/nix-support/hydra-metrics"|true "$work/nix-support/hydra-metrics"|'
-step "mutant: the VM checks' parameters carry self.rev" \
+nix_step "mutant: the VM checks' parameters carry self.rev" \
   mutant vm-tests/default.nix 's|revision = runner.checkRevision;|inherit revision;|'
-step "mutant: the checks build in release" \
+nix_step "mutant: the checks build in release" \
   mutant nix/workspace.nix 's|ciArgs = commonArgs // { CARGO_PROFILE = "ci"; };|ciArgs = commonArgs;|'
-step "mutant: leaf checks install cargo's target directory" \
+nix_step "mutant: leaf checks install cargo's target directory" \
   mutant nix/checks.nix 's|leaf = { doInstallCargoArtifacts = false; };|leaf = { };|'
-step "mutant: an adapter of matrix.toml missing from the flake's packages" \
+nix_step "mutant: an adapter of matrix.toml missing from the flake's packages" \
   mutant nix/adapters.nix 's/(map adapterAttr matrix.nixAdapters)/(map adapterAttr (builtins.tail matrix.nixAdapters))/'
 # shellcheck disable=SC2016 # ${adapter.package} is Nix, to be matched literally
-step "mutant: adapters built without -p <package>" \
+nix_step "mutant: adapters built without -p <package>" \
   mutant nix/adapters.nix 's/cargoExtraArgs = "--locked -p ${adapter.package}";/cargoExtraArgs = "--locked --workspace";/'
-step "mutant: an adapter with its own Cargo.lock vendored from the workspace's" \
+nix_step "mutant: an adapter with its own Cargo.lock vendored from the workspace's" \
   mutant nix/adapters.nix '/cargoLock = ownLockfile adapter;/d'
-step "mutant: the program adapters left out of the packages (and the runner's bin dir)" \
+nix_step "mutant: the program adapters left out of the packages (and the runner's bin dir)" \
   mutant nix/adapters.nix 's/(map adapterAttr matrix.nixAdapters)/(map adapterAttr cargoAdapters)/'
-step "mutant: the dbus-python adapter's Python without pygobject3 (GLib)" \
+nix_step "mutant: the dbus-python adapter's Python without pygobject3 (GLib)" \
   mutant nix/programs.nix 's/ pkgs.python3Packages.pygobject3 / /'
-step "mutant: the dbus-python wrapper without GLib's typelib path" \
+nix_step "mutant: the dbus-python wrapper without GLib's typelib path" \
   mutant nix/programs.nix 's/dbus-python = \[ pkgs.glib.out \];/dbus-python = [ ];/'
-step "mutant: the Python wrapper lets the caller's PYTHONPATH in" \
+nix_step "mutant: the Python wrapper lets the caller's PYTHONPATH in" \
   mutant nix/programs.nix 's/--unset PYTHONPATH //'
-step "mutant: the VM tests expect an ok cell of the adapter unavailable in Nix" \
+nix_step "mutant: the VM tests expect an ok cell of the adapter unavailable in Nix" \
   mutant vm-tests/default.nix 's/adapters = map (a: a.id) matrix.nixAdapters;/adapters = map (a: a.id) matrix.adapters;/'
-step "mutant: the nextest check runs the programs with their shebangs unpatched" \
+nix_step "mutant: the nextest check runs the programs with their shebangs unpatched" \
   mutant nix/checks.nix '/patchShebangs --build source\/programs/d'
-step "mutant: the nextest check without the own-lockfile adapters next to the runner" \
+nix_step "mutant: the nextest check without the own-lockfile adapters next to the runner" \
   mutant nix/checks.nix 's/      ${placeOwnLockfileAdapters}//'
-step "mutant: the nextest check without the runner's build mode (the ruby-dbus row runs, without its gem)" \
+nix_step "mutant: the nextest check without the runner's build mode (the ruby-dbus row runs, without its gem)" \
   mutant nix/checks.nix '/DBUS_MATRIX_BUILD_MODE = "nix";/d'
-step "mutant: the check's simulation (sandbox-nextest.sh) without the check's build mode" \
+nix_step "mutant: the check's simulation (sandbox-nextest.sh) without the check's build mode" \
   mutant nix/tests/sandbox-nextest.sh '/^  DBUS_MATRIX_BUILD_MODE=nix$/d'
-step "mutant: the wrapper does not pin busd" \
+nix_step "mutant: the wrapper does not pin busd" \
   mutant nix/buses.nix '/DBUS_MATRIX_BUSD = /d'
-step "mutant: every VM test on services.dbus.implementation = \"dbus\"" \
+nix_step "mutant: every VM test on services.dbus.implementation = \"dbus\"" \
   mutant vm-tests/default.nix 's/services.dbus.implementation = bus.nixos_implementation;/services.dbus.implementation = "dbus";/'
-step "mutant: the VM checks run the whole smoke matrix again" \
+nix_step "mutant: the VM checks run the whole smoke matrix again" \
   mutant vm-tests/default.nix 's/    scenarios = checkScenarios;/    scenarios = null;/'
-step "mutant: the VM checks may take an hour" \
+nix_step "mutant: the VM checks may take an hour" \
   mutant vm-tests/default.nix 's/globalTimeout = 600;/globalTimeout = 3600;/'
-step "mutant: nix run uses the smoke profile" \
+nix_step "mutant: nix run uses the smoke profile" \
   mutant nix/apps.nix 's/run --profile quick/run --profile smoke/'
-step "mutant: flake.lock pins another nixpkgs revision" \
+nix_step "mutant: flake.lock pins another nixpkgs revision" \
   mutant flake.lock 's/531670d871c0e29724a02f3cbcac170adc65b58c/531670d871c0e29724a02f3cbcac170adc65b58d/'
-step "mutant: busd fetched with a checksum other than matrix.toml's" \
+nix_step "mutant: busd fetched with a checksum other than matrix.toml's" \
   mutant nix/crate-bus.nix 's/checksum = bus.crate_sha256;/checksum = "0e6f18e7709a7f361807b369196ae32d3154d023df5c84f1997593e6464a35fb";/'
-step "mutant: busd built without the Cargo.lock its .crate ships" \
+nix_step "mutant: busd built without the Cargo.lock its .crate ships" \
   mutant nix/crate-bus.nix '/^    cargoLock = /d'
-step "flake check mutant: busd vendored by crane's default (reads the downloaded .crate: import from derivation)" \
+nix_step "flake check mutant: busd vendored by crane's default (reads the downloaded .crate: import from derivation)" \
   flake_check_mutant nix/crate-bus.nix '/cargoVendorDir = /d'
-step "flake check mutant: the workspace source filtered by builtins.path (not valid on a fresh store)" \
+nix_step "flake check mutant: the workspace source filtered by builtins.path (not valid on a fresh store)" \
   flake_check_mutant nix/workspace.nix 's|src = import ./source.nix { inherit lib; };|src = builtins.path { name = "source"; path = ../benches; filter = p: _: baseNameOf p != "target"; };|'
 if [ "$nix_only" -eq 0 ]; then
   step "VM test script, unchanged, against real dbus-daemon and dbus-broker system buses as the VM's user (nix/tests/vm_script_test.py)" \
@@ -436,34 +448,36 @@ else
   step "VM test scripts and parameters from the flake (nix/tests/vm_script_test.py --eval-only)" \
     python3 nix/tests/vm_script_test.py --eval-only
 fi
-step "nix run: every program the runner executes by name is on the wrapper's pinned PATH (nix/tests/wrapper_path_test.py)" \
+nix_step "nix run: every program the runner executes by name is on the wrapper's pinned PATH (nix/tests/wrapper_path_test.py)" \
   python3 nix/tests/wrapper_path_test.py
-step "the flake uses only what the nixpkgs model lists (nix/tests/nixpkgs_model_test.py)" \
+nix_step "the flake uses only what the nixpkgs model lists (nix/tests/nixpkgs_model_test.py)" \
   python3 nix/tests/nixpkgs_model_test.py
-step "model mutant: the nextest check (and so the dev shell) uses pkgs.busd again" \
+nix_step "model mutant: the nextest check (and so the dev shell) uses pkgs.busd again" \
   scanner_mutant nix/checks.nix 's/(buses.package "busd")/pkgs.busd/' "pkgs.busd: busd is not in the model (absent from nixpkgs"
-step "model mutant: a VM test sets a NixOS option the model lacks" \
+nix_step "model mutant: a VM test sets a NixOS option the model lacks" \
   scanner_mutant vm-tests/default.nix 's/virtualisation.cores = vm.cores;/virtualisation.cores = vm.cores; virtualisation.diskSize = 8192;/' \
   "NixOS option(s) virtualisation.diskSize not in nix/tests/stub-nixpkgs/model.json"
-step "model mutant: a program adapter's Python library the model lacks" \
+nix_step "model mutant: a program adapter's Python library the model lacks" \
   scanner_mutant nix/programs.nix 's/jeepney = \[ pkgs.python3Packages.jeepney \];/jeepney = [ pkgs.python3Packages.jeepney-blocking ];/' \
   "python3Packages.jeepney-blocking is not in the model"
-step "model mutant: the ruby-dbus gem from nixpkgs" \
+nix_step "model mutant: the ruby-dbus gem from nixpkgs" \
   scanner_mutant nix/programs.nix 's/dbus-fast = \[ pkgs.python3Packages.dbus-fast \];/dbus-fast = [ pkgs.python3Packages.dbus-fast ]; ruby = pkgs.ruby-dbus;/' \
   "ruby-dbus is not in the model (absent from nixpkgs"
-step "model mutant: a bus from a nixpkgs attribute the model lacks" \
+nix_step "model mutant: a bus from a nixpkgs attribute the model lacks" \
   scanner_mutant matrix.toml 's/^nix = "dbus-broker"/nix = "dbus-broker-git"/' "dbus-broker-git is not in the model"
-step "nix run .#compare: both revisions' runs, refusals and the comparison, with a fake nix and git (nix/tests/compare_test.py)" \
+nix_step "nix run .#compare: both revisions' runs, refusals and the comparison, with a fake nix and git (nix/tests/compare_test.py)" \
   python3 nix/tests/compare_test.py
 # shellcheck disable=SC2016 # $top, $first_rerunnable, $2: shell code, to be matched literally
-step "compare mutant: revisions before the first rerunnable one are not refused" \
+nix_step "compare mutant: revisions before the first rerunnable one are not refused" \
   test_mutant compare_test.py nix/compare.sh 's/git -C "$top" merge-base --is-ancestor "$first_rerunnable" "$2" ||/true ||/' \
   "FAIL an older revision is refused"
-step "compare mutant: compare without --allow-missing (libraries added since would fail it)" \
+nix_step "compare mutant: compare without --allow-missing (libraries added since would fail it)" \
   test_mutant compare_test.py nix/compare.sh 's/ -- compare --allow-missing / -- compare /' \
   "FAIL short SHA: resolved in the checkout"
 if [ "$nix_only" -eq 0 ]; then
   step "nix/busd/Cargo.lock is the Cargo.lock of the .crate of matrix.toml's crate_sha256" crate_lock_matches
+  step "nix develop: scripts/quick.sh and scripts/build.sh install nothing inside the dev shell (nix/tests/devshell_scripts_test.py)" \
+    python3 nix/tests/devshell_scripts_test.py
   # These read the build scripts in cargo's registry source (host only).
   step "nix develop: every pkg-config module the build scripts probe and every program the tests and scripts run is a dev-shell input's (nix/tests/devshell_test.py)" \
     python3 nix/tests/devshell_test.py

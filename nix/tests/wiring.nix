@@ -477,13 +477,15 @@ let
       (flake.flakeInputs.${name}.url == url)
       (url == "github:${o.owner}/${o.repo}" + (if o ? ref then "/${o.ref}" else ""))
     ]);
-  # Every derivation but the wrapped runner, the apps that run it, and
-  # vm-bench's driver, the same whatever the commit: a docs-only commit
+  # Every derivation but the wrapped runner, the apps that run it (and the
+  # shellcheck of their texts), and vm-bench's driver, the same whatever the commit: a docs-only commit
   # rebuilds no adapter and boots no VM check again.
   drvsWith = r:
     let f = import ./with-stubs.nix { inherit root; rev = r; }; in
     builtins.mapAttrs (_: d: d.drvPath) (f.checks.x86_64-linux // builtins.removeAttrs f.packages.x86_64-linux [ "default" ]);
-  revisionFree = builtins.removeAttrs (drvsWith rev) [ "app-default" "app-vm-bench" "app-compare" ];
+  # app-shellcheck reads the apps' texts, which name the wrapped runner: a
+  # few seconds of shellcheck again per commit.
+  revisionFree = builtins.removeAttrs (drvsWith rev) [ "app-default" "app-vm-bench" "app-compare" "app-shellcheck" ];
   revisionOf = args: (import ./with-stubs.nix ({ inherit root; } // args)).packages.x86_64-linux.default.env.DBUS_MATRIX_REVISION;
   defaultWithRust = rustcVersion: (import ./with-stubs.nix { inherit root rev rustcVersion; }).packages.x86_64-linux.default.drvPath;
 

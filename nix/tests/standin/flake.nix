@@ -7,7 +7,7 @@
 {
   description = "dbus-matrix: a stand-in for nixpkgs (real lib, host tools)";
 
-  outputs = { self }:
+  outputs = _:
     let
       lib = import ./nixpkgs-lib/lib;
       system = "x86_64-linux";

@@ -16,8 +16,16 @@ rec {
   runCommandCC = runCommand;
 
   writeTextFile =
-    { name, text, executable ? false, destination ? "", checkPhase ? "", meta ? { }, passthru ? { }
-    , allowSubstitutes ? false, preferLocalBuild ? true, derivationArgs ? { }
+    { name
+    , text
+    , executable ? false
+    , destination ? ""
+    , checkPhase ? ""
+    , meta ? { }
+    , passthru ? { }
+    , allowSubstitutes ? false
+    , preferLocalBuild ? true
+    , derivationArgs ? { }
     }:
     runCommand name
       ({
@@ -43,8 +51,15 @@ rec {
   };
 
   writeShellApplication =
-    { name, text, runtimeInputs ? [ ], meta ? { }, passthru ? { }, checkPhase ? null
-    , bashOptions ? [ "errexit" "nounset" "pipefail" ], inheritPath ? true, derivationArgs ? { }
+    { name
+    , text
+    , runtimeInputs ? [ ]
+    , meta ? { }
+    , passthru ? { }
+    , checkPhase ? null
+    , bashOptions ? [ "errexit" "nounset" "pipefail" ]
+    , inheritPath ? true
+    , derivationArgs ? { }
     }:
     writeTextFile {
       inherit name passthru derivationArgs;
