@@ -104,9 +104,10 @@ if [ -n "$inside" ]; then
   # The check's Python (the stand-in's python3.withPackages is the chroot's
   # Python) with dbus-fast: Debian has none this new, so the wheel host mode
   # pins, from PyPI, its hash checked.
+  # (The wheel comes from the host, which can reach the registry's proxy.)
   if [[ " ${attrs[*]} " == *" checks.cargo-nextest "* ]] && ! python3 -c 'import dbus_fast' 2>/dev/null; then
     python3 -m pip install --quiet --break-system-packages --require-hashes --only-binary :all: --no-deps \
-      -r "$repo/benches/programs/dbus-fast-5.2/requirements.txt"
+      --no-index --find-links "$stage/wheels" -r "$repo/benches/programs/dbus-fast-5.2/requirements.txt"
   fi
   # A build user, not root: checked on a derivation of its own first.
   out_paths() { python3 -c 'import json, sys; print(" ".join(p for d in json.load(sys.stdin) for p in d["outputs"].values()))'; }
@@ -330,6 +331,13 @@ for lock in locks:
 if missing:
     print("build-for-real: not in cargo's download cache:", *missing, sep="\n  ", file=sys.stderr)
 EOF
+if [[ " ${attrs[*]} " == *" checks.cargo-nextest "* ]]; then
+  # dbus-fast for the chroot's CPython (3.13), installed there from this directory.
+  mkdir -p "$host/wheels"
+  python3 -m pip download --quiet --only-binary :all: --no-deps --dest "$host/wheels" \
+    --implementation cp --python-version 3.13 --abi cp313 --platform manylinux2014_x86_64 \
+    -r "$repo/benches/programs/dbus-fast-5.2/requirements.txt"
+fi
 chmod -R a+rX "$host"
 if [[ " ${attrs[*]} " == *" checks.app-shellcheck "* ]]; then
   mkdir -p "$work/mutant-repo"
