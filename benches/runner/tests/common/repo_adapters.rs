@@ -4,7 +4,7 @@
 
 use std::process::Command;
 
-use super::{bin_dir, repo_matrix, repo_root};
+use super::{adapter_command, bin_dir, repo_matrix, repo_root};
 
 /// Adapters without a transport: codec only, or the raw baseline.
 pub const WITHOUT_A_TRANSPORT: [&str; 2] = ["dbus-message-parser-4", "raw"];
@@ -21,10 +21,11 @@ pub struct RepoAdapter {
 
 impl RepoAdapter {
     /// How to run it: a Rust binary next to the runner, or a program from its
-    /// source directory.
+    /// source directory with the interpreter the runner supplies (never the
+    /// first `python3` on PATH: pyenv's lacks the adapters' libraries).
     pub fn command(&self) -> Command {
         match &self.program {
-            Some(p) => Command::new(repo_root().join(&self.path).join(p)),
+            Some(p) => adapter_command(&repo_root().join(&self.path).join(p)),
             None => Command::new(bin_dir().join(&self.package)),
         }
     }
