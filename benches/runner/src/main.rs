@@ -20,6 +20,7 @@ mod analyze;
 mod cmd;
 mod environment;
 mod export;
+mod files;
 mod matrix;
 mod measure;
 mod output;

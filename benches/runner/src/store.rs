@@ -4,7 +4,9 @@
 //! removes its temp file. A new file's name is taken with an exclusive
 //! create, so two runs never share a file. Whoever writes a file holds
 //! its write lock ([`lock`]); temp files of writers that died (SIGKILL) are
-//! removed by the next writer or reader in the directory.
+//! removed by the next reader of that file, or by the next writer in the
+//! directory, which also removes the lock sidecars nobody holds. Only files
+//! of ours: named as we name them, this user's, holding what we write.
 
 mod lock;
 mod validate;
@@ -35,34 +37,55 @@ fn temp_name(path: &Path, pid: u32) -> PathBuf {
     ))
 }
 
-/// Removes the temp files (`.NAME.tmp-PID`, ours) in `dir` whose writer is
-/// gone: a process SIGKILLed while writing cannot remove its own.
-pub fn remove_stale_temps(dir: &Path) {
+/// Removes the temp files in `dir` that a writer of ours left when it died
+/// (SIGKILL): named `.NAME.tmp-PID` with PID gone, owned by this user, and
+/// holding the start of a results file (or nothing yet). Readers pass the
+/// file they read (`only`) and touch no other file's temps; other programs'
+/// files of the same shape are never ours.
+pub fn remove_stale_temps(dir: &Path, only: Option<&Path>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
+    let only = only.and_then(Path::file_name);
     // SAFETY: getuid cannot fail.
     let uid = unsafe { libc::getuid() };
     for entry in entries.flatten() {
         let name = entry.file_name();
-        let Some(pid) = stale_temp_pid(name.as_bytes()) else {
+        let Some((stem, pid)) = stale_temp(name.as_bytes()) else {
             continue;
         };
+        if only.is_some_and(|o| o.as_bytes() != stem) {
+            continue;
+        }
         let ours = entry.metadata().is_ok_and(|m| m.is_file() && m.uid() == uid);
-        if ours && !process_alive(pid) {
+        if ours && !process_alive(pid) && begins_as_ours(&entry.path()) {
             let _ = std::fs::remove_file(entry.path());
         }
     }
 }
 
-/// The writer's pid of a temp file name `.NAME.tmp-PID`.
-fn stale_temp_pid(name: &[u8]) -> Option<i32> {
-    let name = std::str::from_utf8(name).ok()?;
-    let (stem, pid) = name.strip_prefix('.')?.rsplit_once(".tmp-")?;
+/// Whether a file holds the start of a results file as [`write_atomic`]
+/// writes it (`format` comes first), or nothing yet.
+fn begins_as_ours(path: &Path) -> bool {
+    let prefix = format!("{{\n  \"format\": \"{FORMAT_NAME}\"");
+    let mut head = Vec::new();
+    match File::open(path) {
+        Ok(f) => {
+            let _ = std::io::Read::read_to_end(&mut std::io::Read::take(f, prefix.len() as u64), &mut head);
+        }
+        Err(_) => return false,
+    }
+    prefix.as_bytes().starts_with(&head)
+}
+
+/// The results file's name and the writer's pid of a temp file name `.NAME.tmp-PID`.
+fn stale_temp(name: &[u8]) -> Option<(&[u8], i32)> {
+    let text = std::str::from_utf8(name).ok()?;
+    let (stem, pid) = text.strip_prefix('.')?.rsplit_once(".tmp-")?;
     if stem.is_empty() || pid.is_empty() || !pid.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
-    pid.parse().ok().filter(|p| *p > 0)
+    pid.parse().ok().filter(|p| *p > 0).map(|p| (stem.as_bytes(), p))
 }
 
 fn process_alive(pid: i32) -> bool {
@@ -108,7 +131,7 @@ pub fn lock_existing(path: &Path) -> Result<WriteLock> {
         }
     }
     let held = lock::lock(path)?;
-    remove_stale_temps(dir_of(path));
+    remove_stale_temps(dir_of(path), Some(path));
     Ok(held)
 }
 
@@ -148,7 +171,8 @@ pub fn write_atomic(path: &Path, results: &ResultsFile) -> Result<()> {
 /// directory each get their own file; its write lock is taken before the
 /// first write.
 pub fn create_new(dir: &Path, stem: &str, results: &ResultsFile) -> Result<(PathBuf, WriteLock)> {
-    remove_stale_temps(dir);
+    remove_stale_temps(dir, None);
+    lock::remove_stale_sidecars(dir);
     for n in 1u32.. {
         let path = match n {
             1 => dir.join(format!("{stem}.json")),
@@ -176,7 +200,7 @@ pub fn create_new(dir: &Path, stem: &str, results: &ResultsFile) -> Result<(Path
 /// truncated, foreign, of a newer schema, or holding what cannot be a
 /// measurement ([`validate`]). Removes the directory's stale temp files.
 pub fn load(path: &Path) -> Result<ResultsFile> {
-    remove_stale_temps(dir_of(path));
+    remove_stale_temps(dir_of(path), Some(path));
     let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
     if bytes.is_empty() {
         bail!(
@@ -251,8 +275,11 @@ mod tests {
 
     #[test]
     fn temp_file_names_give_their_writer() {
-        assert_eq!(super::stale_temp_pid(b".r.json.tmp-12"), Some(12));
-        assert_eq!(super::stale_temp_pid(b".a.tmp-b.json.tmp-7"), Some(7));
+        assert_eq!(super::stale_temp(b".r.json.tmp-12"), Some((&b"r.json"[..], 12)));
+        assert_eq!(
+            super::stale_temp(b".a.tmp-b.json.tmp-7"),
+            Some((&b"a.tmp-b.json"[..], 7))
+        );
         for not_ours in [
             &b"r.json.tmp-12"[..],
             b".r.json.lock",
@@ -261,7 +288,7 @@ mod tests {
             b"..tmp-3",
         ] {
             assert_eq!(
-                super::stale_temp_pid(not_ours),
+                super::stale_temp(not_ours),
                 None,
                 "{}",
                 String::from_utf8_lossy(not_ours)
@@ -287,5 +314,69 @@ mod tests {
             .collect();
         let _ = std::fs::remove_dir_all(&dir);
         assert_eq!(left, ["results.json"], "a temporary file was left behind");
+    }
+
+    fn dead_pid() -> u32 {
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id();
+        child.wait().unwrap();
+        pid
+    }
+
+    fn names_in(dir: &std::path::Path) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    /// Issue 42 (11): a reader deleted every `.X.tmp-N` file in the directory.
+    #[test]
+    fn readers_remove_only_the_stale_temps_of_the_file_they_read() {
+        let dir = std::env::temp_dir().join(format!("dbus-matrix-store-readers-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("r.json");
+        super::write_atomic(&file, &results()).unwrap();
+        let ours = serde_json::to_vec_pretty(&results()).unwrap();
+        let (a, b, c) = (dead_pid(), dead_pid(), dead_pid());
+        std::fs::write(dir.join(format!(".r.json.tmp-{a}")), &ours[..40]).unwrap();
+        std::fs::write(dir.join(format!(".r.json.tmp-{b}")), "another program's file").unwrap();
+        std::fs::write(dir.join(format!(".other.json.tmp-{c}")), &ours).unwrap();
+        super::load(&file).unwrap();
+        assert_eq!(
+            names_in(&dir),
+            [
+                format!(".other.json.tmp-{c}"),
+                format!(".r.json.tmp-{b}"),
+                "r.json".into()
+            ],
+            "the reader removed what was not its file's"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// Issue 42 (12): a SIGKILLed writer's lock sidecar stayed for good.
+    #[test]
+    fn a_new_results_file_removes_sidecars_nobody_holds() {
+        let dir = std::env::temp_dir().join(format!("dbus-matrix-store-sidecars-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(".killed.json.lock"), "pid 1: dbus-matrix run\n").unwrap();
+        std::fs::write(dir.join(".notes.lock"), "another program's file").unwrap();
+        let held = super::lock::lock(&dir.join("busy.json")).unwrap();
+        let (path, new) = super::create_new(&dir, "r", &results()).unwrap();
+        drop(new);
+        assert_eq!(path, dir.join("r.json"));
+        assert_eq!(
+            names_in(&dir),
+            [".busy.json.lock", ".notes.lock", "r.json"],
+            "a held sidecar, or another program's file, was removed, or a stale one kept"
+        );
+        drop(held);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

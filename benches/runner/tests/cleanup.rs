@@ -360,7 +360,9 @@ fn leftovers_of_killed_writes_are_removed_by_the_next_command() {
     std::fs::copy(workspace().join("runner/tests/fixtures/run-1.json"), &results).unwrap();
     let stale = dir.path().join(format!(".r.json.tmp-{dead}"));
     let live = dir.path().join(format!(".r.json.tmp-{}", std::process::id()));
-    std::fs::write(&stale, b"{\"format\":").unwrap();
+    // A write cut short: the start of what the runner writes (another
+    // program's file of that name, holding anything else, is kept).
+    std::fs::write(&stale, b"{\n  \"format\": \"dbus-ma").unwrap();
     std::fs::write(&live, b"").unwrap();
     let o = dbus_matrix(&["report", results.to_str().unwrap()]).output().unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));

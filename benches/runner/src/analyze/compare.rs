@@ -25,6 +25,7 @@ use serde::Serialize;
 
 use crate::analyze::compare_portable::{self as portable, machines_differ};
 use crate::analyze::stats::{self, Direction, Significance};
+use crate::export::md_escape::{md_code, md_text};
 use crate::export::model::table;
 
 #[derive(Clone, Debug)]
@@ -367,7 +368,8 @@ pub fn markdown(c: &Comparison) -> String {
     let _ = writeln!(
         s,
         "## dbus-matrix compare: `{}` → `{}`\n",
-        c.old_revision, c.new_revision
+        md_code(&c.old_revision),
+        md_code(&c.new_revision)
     );
     let _ = writeln!(
         s,
@@ -410,7 +412,7 @@ pub fn markdown(c: &Comparison) -> String {
     if !c.differences.is_empty() {
         let _ = writeln!(s, "Not like for like — these differ between the runs:\n");
         for d in &c.differences {
-            let _ = writeln!(s, "- {d}");
+            let _ = writeln!(s, "- {}", md_text(d));
         }
         s.push('\n');
     }
@@ -446,10 +448,10 @@ pub fn markdown(c: &Comparison) -> String {
         let _ = writeln!(
             s,
             "| {} | {}{} | {} | {old} | {new} | {ratio} | {p} | {instr} | {} |",
-            r.adapter,
-            r.scenario,
+            md_text(&r.adapter),
+            md_text(&r.scenario),
             r.role.label_suffix(),
-            r.bus.as_deref().unwrap_or(""),
+            md_text(r.bus.as_deref().unwrap_or("")),
             verdict_word(r.verdict)
         );
     }

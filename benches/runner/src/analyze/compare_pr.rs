@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use super::compare::{markdown, CellComparison, Comparison, Verdict};
+use crate::export::md_escape::{md_code, md_text};
 use crate::export::model::table;
 
 /// GitHub refuses a comment body over 65,536 characters; a margin is kept
@@ -24,8 +25,16 @@ fn family(scenario: &str) -> &str {
 }
 
 fn cell_label(c: &CellComparison) -> String {
-    let bus = c.bus.as_deref().map_or_else(String::new, |b| format!(" @{b}"));
-    format!("{} `{}{}`{bus}", c.adapter, c.scenario, c.role.label_suffix())
+    let bus = c
+        .bus
+        .as_deref()
+        .map_or_else(String::new, |b| format!(" @{}", md_text(b)));
+    format!(
+        "{} `{}{}`{bus}",
+        md_text(&c.adapter),
+        md_code(&c.scenario),
+        c.role.label_suffix()
+    )
 }
 
 /// The one line a reviewer reads first.
@@ -83,10 +92,10 @@ fn row(r: &CellComparison) -> String {
     };
     format!(
         "| {} | {}{} | {} | {} | {old} | {new} | {ratio} | {} |",
-        r.adapter,
-        r.scenario,
+        md_text(&r.adapter),
+        md_text(&r.scenario),
         r.role.label_suffix(),
-        r.bus.as_deref().unwrap_or(""),
+        md_text(r.bus.as_deref().unwrap_or("")),
         portable_text(r),
         format!("{:?}", r.verdict).to_lowercase()
     )
@@ -147,8 +156,8 @@ pub fn render(c: &Comparison) -> String {
         "`{}` → `{}`: a change counts when it is significant (Mann-Whitney U at α = {}, or the rounds' 95% \
          intervals apart) and beyond {:.1}%; instruction counts compare exactly. In each row the portable figures \
          (counts another machine running the same files reproduces) come first, the times after them.",
-        c.old_revision,
-        c.new_revision,
+        md_code(&c.old_revision),
+        md_code(&c.new_revision),
         c.alpha,
         c.threshold * 100.0
     );
@@ -179,7 +188,12 @@ pub fn render(c: &Comparison) -> String {
         let _ = writeln!(
             head,
             "\nNot like for like: {}.",
-            c.differences.iter().take(8).cloned().collect::<Vec<_>>().join("; ")
+            c.differences
+                .iter()
+                .take(8)
+                .map(|d| md_text(d))
+                .collect::<Vec<_>>()
+                .join("; ")
                 + if c.differences.len() > 8 { "; …" } else { "" }
         );
     }
@@ -189,7 +203,12 @@ pub fn render(c: &Comparison) -> String {
     }
     let mut changes: Vec<String> = Vec::new();
     for (fam, rows) in &by_family {
-        changes.push(format!("\n#### {fam} ({} cell{})\n", rows.len(), plural(rows.len())));
+        changes.push(format!(
+            "\n#### {} ({} cell{})\n",
+            md_text(fam),
+            rows.len(),
+            plural(rows.len())
+        ));
         changes.push(
             "| adapter | scenario | bus | portable figures, old → new | time old | time new | time new/old | verdict |"
                 .into(),
@@ -228,6 +247,22 @@ pub fn render(c: &Comparison) -> String {
         );
     }
     out.push_str(tail);
+    cap(out)
+}
+
+/// The last guard of GitHub's limit: every untrusted string is already cut
+/// to [`crate::export::md_escape::MAX_CHARS`], so only a head of unforeseen length gets here.
+fn cap(mut out: String) -> String {
+    if out.len() <= MAX_BYTES {
+        return out;
+    }
+    let note = "\n\n*The comment was cut here to stay under GitHub's comment limit: run `dbus-matrix compare OLD NEW` for all.*\n\n</details>\n";
+    let mut at = MAX_BYTES - note.len();
+    while !out.is_char_boundary(at) {
+        at -= 1;
+    }
+    out.truncate(at);
+    out.push_str(note);
     out
 }
 
@@ -302,6 +337,32 @@ mod tests {
         assert!(text.contains("more rows left out"), "the full table was cut");
         assert!(text.starts_with("### dbus-matrix: ❌ **2500 cells slower or broken**"));
         assert!(text.trim_end().ends_with("</details>"), "the fold is closed");
+    }
+
+    /// Issue 42 (9, 10): long revision, CPU and version strings took the
+    /// comment to 200,808 bytes, and ids and environment strings went into
+    /// it unescaped (a newline, `|`, `</details>`, `<!--`).
+    #[test]
+    fn hostile_strings_stay_text_and_long_ones_stay_under_the_limit() {
+        let evil = "x\n| </details> <!-- `y` \\";
+        let mut cells: Vec<_> = (0..3).map(|i| cell(i, 1.5)).collect();
+        cells[0].adapter = format!("zbus-6{evil}");
+        cells[1].bus = Some(evil.into());
+        cells[2].scenario = format!("call/{evil}");
+        let mut c = comparison(cells);
+        c.old_revision = "r".repeat(100_000) + evil;
+        c.new_revision = format!("{evil}{}", "n".repeat(100_000));
+        c.differences = (0..20)
+            .map(|i| format!("cpu {i}: {}{evil}", "Intel ".repeat(20_000)))
+            .collect();
+        let text = render(&c);
+        assert!(text.len() <= MAX_BYTES, "{} bytes", text.len());
+        assert_eq!(text.matches("</details>").count(), 1, "{text}");
+        assert!(!text.contains("<!--") && !text.contains("\n| </"), "{text}");
+        for line in text.lines().filter(|l| l.starts_with("| ") && !l.starts_with("|---")) {
+            let bars = line.matches(" | ").count();
+            assert!(bars == 7 || bars == 8, "a row split or merged: {line}");
+        }
     }
 
     #[test]

@@ -8,6 +8,7 @@ pub mod html;
 pub mod hydra_metrics;
 pub mod json;
 pub mod markdown;
+pub mod md_escape;
 pub mod model;
 pub mod portable;
 #[cfg(test)]

@@ -179,8 +179,8 @@ pub fn prebuilt() -> bool {
 impl Matrix {
     pub fn load(path: &Path) -> Result<Matrix> {
         build_mode()?;
-        let text =
-            std::fs::read_to_string(path).with_context(|| format!("cannot read the matrix file {}", path.display()))?;
+        let text = crate::files::read_regular(path)
+            .with_context(|| format!("cannot read the matrix file {}", path.display()))?;
         let m = Self::parse(&text, path)?;
         m.check_paths()
             .with_context(|| format!("invalid matrix file {}", path.display()))?;

@@ -79,6 +79,7 @@ pub fn build(
     for s in specs {
         check_source(s)?;
     }
+    let _one_at_a_time = super::build_lock::take(shared, interrupted)?;
     let copy_dir = shared.join("src");
     if copy_dir.exists() {
         std::fs::remove_dir_all(&copy_dir).with_context(|| format!("cannot remove {}", copy_dir.display()))?;
@@ -130,10 +131,11 @@ pub fn build(
         cmd.args(&patch).arg("--target-dir").arg(&target);
         let ids: Vec<&str> = reached.iter().map(|(a, _)| a.id.as_str()).collect();
         errln!("patch: building {} against {}", ids.join(", "), names(specs));
-        let status = cmd.status().context("cannot run cargo build")?;
-        if interrupted.load(std::sync::atomic::Ordering::SeqCst) {
+        let Some(status) =
+            crate::process::exec::status_unless_interrupted(&mut cmd, interrupted).context("cannot run cargo build")?
+        else {
             bail!("interrupted while building the patched adapters");
-        }
+        };
         if !status.success() {
             bail!(
                 "building {} against {} failed ({status}): cargo's messages are above",
@@ -198,7 +200,7 @@ fn names(specs: &[&Spec]) -> String {
 /// The source must be the crate it is named after: `[package] name` of its Cargo.toml.
 fn check_source(s: &Spec) -> Result<()> {
     let manifest = s.path.join("Cargo.toml");
-    let text = std::fs::read_to_string(&manifest).with_context(|| {
+    let text = crate::files::read_regular(&manifest).with_context(|| {
         format!(
             "--patch {}={}: no Cargo.toml there (the directory of the crate's source, not of its workspace, \
              or the library of a program adapter selected with --adapters)",

@@ -38,10 +38,8 @@ pub fn wrap(a: &AdapterEntry, spec: &Spec, dir: &Path) -> Result<Patched> {
         None => String::new(),
     };
     let script = format!(
-        "#!/bin/sh\n# dbus-matrix run --patch: {id} with {name} from {src}\n{var}={src_q}${{{var}:+:${var}}}\nexport {var}\nexec {exec}{prog_q} \"$@\"\n",
-        id = a.id,
-        name = spec.name,
-        src = spec.path.display(),
+        // Paths and names only as quoted words: a newline in a comment would start a command.
+        "#!/bin/sh\n# dbus-matrix run --patch: a program adapter with its library from the directory below\n{var}={src_q}${{{var}:+:${var}}}\nexport {var}\nexec {exec}{prog_q} \"$@\"\n",
         src_q = quote(&spec.path.display().to_string()),
         prog_q = quote(&program.display().to_string()),
     );
@@ -60,4 +58,44 @@ pub fn wrap(a: &AdapterEntry, spec: &Spec, dir: &Path) -> Result<Patched> {
 /// A single-quoted shell word.
 fn quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', "'\\''"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 42 (1): a newline in the source directory's path, written into
+    /// the wrapper's comment line, ran the next line as a command.
+    #[test]
+    fn a_source_path_with_a_newline_runs_nothing_and_reaches_the_program_whole() {
+        let dir = std::env::temp_dir().join(format!("dbus-matrix-wrap-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let program_dir = dir.join("program");
+        std::fs::create_dir_all(&program_dir).unwrap();
+        let program = program_dir.join("adapter.py");
+        // Stands in for the interpreter and the program: prints what it got.
+        std::fs::write(&program, "#!/bin/sh\nprintf '%s' \"$PYTHONPATH\"\n").unwrap();
+        std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let marker = dir.join("ran");
+        let src = dir.join(format!("src\ntouch {}\n#", marker.display()));
+        std::fs::create_dir_all(&src).unwrap();
+        let mut a: AdapterEntry =
+            toml::from_str("id = \"jeepney-0.8\"\npackage = \"adapter-jeepney-0.8\"\npath = \"p\"\nlibrary = \"jeepney\"\nprogram = \"adapter.py\"\n")
+                .unwrap();
+        a.program_path = Some(program);
+        let spec = Spec {
+            name: "jeepney".into(),
+            path: src.clone(),
+        };
+        let wrapped = wrap(&a, &spec, &dir.join("bin")).unwrap();
+        let o = std::process::Command::new(&wrapped.bin)
+            .env_remove("PYTHONPATH")
+            .env("DBUS_MATRIX_PYTHON3", "/bin/sh")
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{o:?}");
+        assert!(!marker.exists(), "the wrapper ran a line of the path as a command");
+        assert_eq!(o.stdout, src.as_os_str().as_encoded_bytes());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

@@ -15,7 +15,7 @@ use std::fs::File;
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 
 use anyhow::{bail, Context, Result};
 use harness::results::PinRecord;
@@ -125,10 +125,11 @@ pub fn build(
             cmd.env_remove(var);
         }
         bus::die_with_parent(&mut cmd);
-        let status = cmd.status().context("cannot run cargo build")?;
-        if interrupted.load(Ordering::SeqCst) {
+        let Some(status) =
+            crate::process::exec::status_unless_interrupted(&mut cmd, interrupted).context("cannot run cargo build")?
+        else {
             bail!("interrupted while building the version-axis rows");
-        }
+        };
         if !status.success() {
             bail!(
                 "building {} ({} with {} {}) failed ({status}): cargo's messages are above (a release the \

@@ -179,6 +179,26 @@ fn ending_of(status: ExitStatus) -> Ending {
     }
 }
 
+/// Runs `cmd` to its end, as `status()` does, but in a process group of
+/// its own that is killed within 50 ms of `interrupted` being set: a long
+/// child (a cargo build) must not hold a signalled runner. `None` when it
+/// was interrupted.
+pub fn status_unless_interrupted(cmd: &mut Command, interrupted: &AtomicBool) -> std::io::Result<Option<ExitStatus>> {
+    let mut child = cmd.process_group(0).spawn()?;
+    let pgid = child.id() as i32;
+    loop {
+        if let Some(status) = child.try_wait()? {
+            return Ok(Some(status));
+        }
+        if interrupted.load(Ordering::SeqCst) {
+            kill_group(pgid);
+            let _ = child.wait();
+            return Ok(None);
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 pub fn kill_group(pgid: i32) {
     // SAFETY: kill(2) on a process group we created; errors (already gone) are fine.
     unsafe {
@@ -190,6 +210,30 @@ pub fn kill_group(pgid: i32) {
 mod tests {
     use super::*;
     use crate::process::scratch::Scratch;
+
+    /// Issue 42 (7): a signal during a cargo build waited for the build's end.
+    #[test]
+    fn an_interrupt_stops_the_child_and_its_group_at_once() {
+        let flag = std::sync::Arc::new(AtomicBool::new(false));
+        let setter = {
+            let flag = flag.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(300));
+                flag.store(true, Ordering::SeqCst);
+            })
+        };
+        let started = Instant::now();
+        // A grandchild too: the group goes, not only the child.
+        let mut cmd = Command::new("sh");
+        cmd.args(["-c", "sleep 30 & sleep 30; wait"]);
+        let status = status_unless_interrupted(&mut cmd, &flag).unwrap();
+        setter.join().unwrap();
+        assert!(status.is_none(), "{status:?}");
+        assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+        let mut cmd = Command::new("true");
+        let status = status_unless_interrupted(&mut cmd, &AtomicBool::new(false)).unwrap();
+        assert!(status.is_some_and(|s| s.success()));
+    }
 
     #[test]
     fn reasons_leave_out_backtraces_and_the_backtrace_hint() {

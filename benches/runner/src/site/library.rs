@@ -8,16 +8,25 @@ use std::fmt::Write;
 
 use harness::results::Role;
 
+use sha2::Digest;
+
 use super::model::{Run, Site};
 use super::page::page;
 use crate::analyze::history::{Series, Step};
 use crate::export::html::esc;
 use crate::export::model::table::duration;
 
-/// The page's file name for `adapter`.
+/// The longest id part of a page's file name (a file name has at most 255 bytes).
+const NAME_PART: usize = 80;
+
+/// The page's file name for `adapter`: `l-ID.html` where the id is short
+/// and only letters, digits, `.` and `-`; otherwise its first characters
+/// with the others as `_`, then `_` and a hash of the whole id, so that two
+/// ids never share a page and no id is too long for a file name.
 pub fn page_name(adapter: &str) -> String {
     let base: String = adapter
         .chars()
+        .take(NAME_PART)
         .map(|c| {
             if c.is_ascii_alphanumeric() || c == '.' || c == '-' {
                 c
@@ -26,7 +35,12 @@ pub fn page_name(adapter: &str) -> String {
             }
         })
         .collect();
-    format!("l-{base}.html")
+    if base == adapter {
+        return format!("l-{base}.html");
+    }
+    let digest = sha2::Sha256::digest(adapter.as_bytes());
+    let hash: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
+    format!("l-{base}_{hash}.html")
 }
 
 pub fn render(site: &Site, adapter: &str) -> String {
@@ -116,4 +130,30 @@ fn group(site: &Site, out: &mut String, adapter: &str, bus: Option<&str>, role: 
         out.push_str("</tr>\n");
     }
     out.push_str("</tbody></table></div></section>\n");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::page_name;
+
+    /// Issue 42 (14): ids differing only outside `[A-Za-z0-9.-]` shared a
+    /// page, and a 100,000-character id failed the whole site.
+    #[test]
+    fn every_id_gets_a_page_of_its_own_with_a_name_a_file_can_have() {
+        assert_eq!(page_name("zbus-6"), "l-zbus-6.html");
+        let ids = ["a b", "a_b", "a/b", "a\nb", "a-b", "a|b", "a\u{e9}"];
+        let mut names: Vec<String> = ids.iter().map(|i| page_name(i)).collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), ids.len(), "{names:?}");
+        let long = page_name(&"x".repeat(100_000));
+        assert!(long.len() <= 255 && long.starts_with("l-xxx"), "{long}");
+        assert_ne!(long, page_name(&"x".repeat(99_999)));
+        for n in &names {
+            assert!(
+                n.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b)),
+                "{n}"
+            );
+        }
+    }
 }

@@ -164,14 +164,16 @@ impl<'a> Site<'a> {
     }
 }
 
-/// A file name per scenario: its id with every character but letters and
-/// digits as `-`, numbered on a clash.
+/// A file name per scenario: its id (its first 80 characters) with every
+/// character but letters and digits as `-`, numbered on a clash.
 fn page_names<'s>(ids: impl Iterator<Item = &'s str>) -> Vec<(String, String)> {
     let mut taken = BTreeSet::new();
     let mut out = Vec::new();
     for id in ids {
+        // At most 80 characters of the id: a file name has at most 255 bytes.
         let base: String = id
             .chars()
+            .take(80)
             .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
             .collect();
         let mut name = format!("s-{base}.html");
@@ -195,6 +197,10 @@ mod tests {
         assert_eq!(names[0].1, "s-call-echo.html");
         assert_eq!(names[1].1, "s-call-echo-2.html");
         assert_eq!(names[2].1, "s-a-b.html");
+        let long = "x".repeat(100_000);
+        let names = page_names([long.as_str(), &long[1..]].into_iter());
+        assert!(names.iter().all(|(_, n)| n.len() <= 255), "{names:?}");
+        assert_ne!(names[0].1, names[1].1);
         assert_eq!(short("0123456789abcdef-dirty"), "0123456-dirty");
     }
 }

@@ -52,14 +52,35 @@ pub fn lock(results: &Path) -> Result<WriteLock> {
             .create(true)
             .truncate(false)
             .mode(0o644)
-            .open(&sidecar)
-            .with_context(|| {
+            // Never through a link (it would empty the link's target) and
+            // never waiting on a FIFO's other end.
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+            .open(&sidecar);
+        let file = match file {
+            Err(e) if e.raw_os_error() == Some(libc::ELOOP) => bail!(
+                "the lock file {} of {} is a symbolic link; refusing to write through it (remove it if no \
+                 dbus-matrix is writing {})",
+                sidecar.display(),
+                results.display(),
+                results.display()
+            ),
+            other => other.with_context(|| {
                 format!(
                     "cannot write in the directory of {} (creating its lock file {})",
                     results.display(),
                     sidecar.display()
                 )
-            })?;
+            })?,
+        };
+        if !file.metadata().is_ok_and(|m| m.is_file()) {
+            bail!(
+                "the lock file {} of {} is not a regular file; refusing to use it (remove it if no \
+                 dbus-matrix is writing {})",
+                sidecar.display(),
+                results.display(),
+                results.display()
+            );
+        }
         // SAFETY: flock on a descriptor we own.
         if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
             let e = std::io::Error::last_os_error();
@@ -85,6 +106,46 @@ pub fn lock(results: &Path) -> Result<WriteLock> {
         (&lock.file).write_all(me.as_bytes())?;
         lock.file.flush()?;
         return Ok(lock);
+    }
+}
+
+/// Removes the sidecars in `dir` that nobody holds (their writer was
+/// SIGKILLed): `.NAME.lock`, this user's regular file, holding what a writer
+/// writes (`pid N: …`) or nothing, and free to lock. Removing one under a
+/// process that is between its open and its flock is safe: [`lock`] notices
+/// the inode gone from the path and opens the path again.
+pub fn remove_stale_sidecars(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    // SAFETY: getuid cannot fail.
+    let uid = unsafe { libc::getuid() };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if !(name.starts_with('.') && name.ends_with(".lock") && name.len() >= ".x.lock".len()) {
+            continue;
+        }
+        let path = entry.path();
+        let Ok(file) = OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+            .open(&path)
+        else {
+            continue;
+        };
+        if !file.metadata().is_ok_and(|m| m.is_file() && m.uid() == uid) {
+            continue;
+        }
+        let mut text = String::new();
+        let _ = (&file).take(4096).read_to_string(&mut text);
+        if !(text.is_empty() || text.starts_with("pid ")) {
+            continue;
+        }
+        // SAFETY: flock on a descriptor we own.
+        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+            let _ = std::fs::remove_file(&path);
+        }
     }
 }
 
@@ -125,6 +186,31 @@ mod tests {
         assert!(!sidecar(&file).exists(), "the sidecar stayed behind");
         let again = lock(&file).unwrap();
         drop(again);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// Issue 42 (2): a sidecar that is a link emptied the link's target.
+    #[test]
+    fn a_sidecar_that_is_a_link_or_a_fifo_is_refused_naming_it_and_nothing_is_written() {
+        let dir = std::env::temp_dir().join(format!("dbus-matrix-lock-link-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("r.json");
+        let victim = dir.join("precious.txt");
+        std::fs::write(&victim, "a user's data\n").unwrap();
+        std::os::unix::fs::symlink(&victim, sidecar(&file)).unwrap();
+        let err = format!("{:#}", lock(&file).err().expect("a lock was taken through a link"));
+        assert!(err.contains("symbolic link") && err.contains(".r.json.lock"), "{err}");
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "a user's data\n");
+        std::fs::remove_file(sidecar(&file)).unwrap();
+        let fifo = std::ffi::CString::new(sidecar(&file).into_os_string().into_encoded_bytes()).unwrap();
+        // SAFETY: a NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
+        let err = format!("{:#}", lock(&file).err().expect("a lock was taken on a FIFO"));
+        assert!(
+            err.contains("not a regular file") && err.contains(".r.json.lock"),
+            "{err}"
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
