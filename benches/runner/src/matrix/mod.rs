@@ -4,6 +4,7 @@
 
 mod build_mode;
 mod check;
+pub mod crate_name;
 pub mod patched;
 pub mod pinned;
 mod profile;

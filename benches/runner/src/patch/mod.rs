@@ -44,7 +44,7 @@ pub fn parse(items: &[String]) -> Result<Vec<Spec>> {
         if name.is_empty() || path.is_empty() {
             bail!("--patch {item:?}: expected CRATE=PATH, both non-empty");
         }
-        crate::pin::index::check_name(name).with_context(|| format!("--patch {item:?}"))?;
+        crate::matrix::crate_name::check(name).with_context(|| format!("--patch {item:?}"))?;
         if path.starts_with("git:") {
             bail!(
                 "--patch {item:?}: a git revision is not supported; check the revision out \

@@ -40,22 +40,8 @@ impl std::fmt::Display for Version {
     }
 }
 
-/// Refuses what cannot be a crate's name on crates.io (ASCII letters, digits,
-/// `-` and `_`, a letter first, at most 64 characters): the name becomes a
-/// path in cargo's cache and a word of cargo's command line.
-pub fn check_name(name: &str) -> Result<()> {
-    let ok = name.len() <= 64
-        && name.starts_with(|c: char| c.is_ascii_alphabetic())
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
-    ensure!(
-        ok,
-        "{name:?} is not a crate's name (ASCII letters, digits, '-' and '_', a letter first, at most 64 characters)"
-    );
-    Ok(())
-}
-
 /// The path of a crate's entry in a sparse index (`zb/us/zbus`); `name`
-/// passed [`check_name`].
+/// passed [`crate::matrix::crate_name::check`].
 pub fn entry_path(name: &str) -> PathBuf {
     let n = name.to_ascii_lowercase();
     match n.len() {
@@ -90,7 +76,7 @@ fn cargo_home() -> Option<PathBuf> {
 /// Asks cargo about the crate (which refreshes its index entry), then reads
 /// the newest cached entry of the crate.
 pub fn releases(name: &str) -> Result<Vec<Version>> {
-    check_name(name)?;
+    crate::matrix::crate_name::check(name)?;
     let cargo = std::env::var_os("CARGO").map_or_else(|| PathBuf::from("cargo"), PathBuf::from);
     let refreshed = Command::new(&cargo)
         .args(["info", "--color", "never", name])
@@ -193,7 +179,7 @@ mod tests {
         ] {
             assert!(releases(bad).is_err(), "{bad:?} was taken as a crate's name");
         }
-        check_name("dbus-fast_2").unwrap();
+        crate::matrix::crate_name::check("dbus-fast_2").unwrap();
         assert_eq!(entry_path("Abc"), Path::new("3/a/abc"));
         assert_eq!(entry_path("ab"), Path::new("2/ab"));
         for bad in ["6.1", "6.1.0-rc1", "a.b.c", "6.1.0.0", ""] {
