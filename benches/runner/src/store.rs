@@ -12,7 +12,7 @@ mod lock;
 mod validate;
 
 use std::fs::{File, OpenOptions};
-use std::io::{ErrorKind, Write};
+use std::io::{ErrorKind, Read, Write};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -69,13 +69,8 @@ pub fn remove_stale_temps(dir: &Path, only: Option<&Path>) {
 fn begins_as_ours(path: &Path) -> bool {
     let prefix = format!("{{\n  \"format\": \"{FORMAT_NAME}\"");
     let mut head = Vec::new();
-    match File::open(path) {
-        Ok(f) => {
-            let _ = std::io::Read::read_to_end(&mut std::io::Read::take(f, prefix.len() as u64), &mut head);
-        }
-        Err(_) => return false,
-    }
-    prefix.as_bytes().starts_with(&head)
+    let read = File::open(path).and_then(|f| f.take(prefix.len() as u64).read_to_end(&mut head));
+    read.is_ok() && prefix.as_bytes().starts_with(&head)
 }
 
 /// The results file's name and the writer's pid of a temp file name `.NAME.tmp-PID`.
