@@ -63,7 +63,7 @@ fn proxy_create(t: &Transport, server: ProxyServer) -> Result<Op> {
 /// second one (addressed to that name); one op is the call and its empty reply.
 fn in_only_bytes(t: &Transport, n: usize) -> Result<Op> {
     let Transport::Bus {
-        address, service_name, ..
+        socket, service_name, ..
     } = t
     else {
         bail!("call/in-only-bytes goes through a bus");
@@ -72,7 +72,7 @@ fn in_only_bytes(t: &Transport, n: usize) -> Result<Op> {
     let tally = SharedTally::default();
     // Served by the builder, not `object_server().at` after it: crate::builders::serving says why.
     let server = block_on(serving(
-        address,
+        socket,
         app::SINK_PATH,
         Sink(tally.clone()),
         Some(name.as_str()),

@@ -11,7 +11,7 @@ use harness::ipc::application::{self as app, AppOp, SharedTally};
 use harness::ipc::proxied::{self as px, ProxyServer};
 use harness::ipc::{self as h, raw_server, Transport};
 use serde_bytes::{ByteBuf, Bytes};
-use zbus::blocking::{self, ConnectionBuilder};
+use zbus::blocking;
 use zbus::dbus_interface;
 
 use super::{connect, connect_proxy};
@@ -47,17 +47,14 @@ pub fn client(t: &Transport, op: AppOp) -> Result<Op> {
 /// `call/in-only-bytes/<n>`: the `Sink` served by a second connection's object server,
 /// which owns [`app::sink_name`], called through a blocking `Proxy` on the first.
 fn in_only_bytes(t: &Transport, n: usize) -> Result<Op> {
-    let Transport::Bus {
-        address, service_name, ..
-    } = t
-    else {
+    let Transport::Bus { service_name, .. } = t else {
         bail!("call/in-only-bytes goes through a bus");
     };
     let name = app::sink_name(service_name);
     let tally = SharedTally::default();
     // Served by the builder: zbus 3's `build` returns once its object server reads calls,
     // zbus 2's object server takes its message stream before `build` returns.
-    let server = ConnectionBuilder::address(address.as_str())?
+    let server = super::to_socket(t)?
         .serve_at(app::SINK_PATH, Sink(tally.clone()))?
         .build()
         .context("connecting the serving connection")?;

@@ -9,6 +9,7 @@
 
 use std::collections::HashMap;
 use std::num::NonZeroU32;
+use std::os::unix::net::UnixStream;
 
 use harness::payload;
 use zbus::message::Builder;
@@ -87,4 +88,10 @@ impl Interface for PropsObject {
             .contains_key(property_name)
             .then(|| Err(Box::new(fdo::Error::PropertyReadOnly(property_name.to_owned())) as BoxDBusError))
     }
+}
+
+/// The builder on a connected socket (adapter-shared/zbus/builders.rs); zbus 6
+/// takes a std stream whichever runtime it runs on.
+pub fn stream_builder(stream: UnixStream) -> zbus::connection::Builder<'static> {
+    zbus::connection::Builder::unix_stream(stream)
 }

@@ -8,7 +8,7 @@
 //! adapter-zbus-3 and adapter-zbus-2 compile this file through `#[path]`: zbus 2 has the same API but for match rules and
 //! name requests, which both adapters keep in their own `bus_rules` module.
 
-use std::os::unix::net::UnixListener;
+use std::os::unix::net::{UnixListener, UnixStream};
 
 use anyhow::{bail, Context, Result};
 use harness::ipc::{self as h, subscription as sub, AppOp, IpcOp, Method, SubscriptionOp, Transport};
@@ -147,11 +147,18 @@ pub(crate) mod startup_api {
     pub(crate) use zbus::blocking::{Connection, Proxy};
 }
 
+/// A builder on a new connection to the transport's socket. Not
+/// `ConnectionBuilder::address`: zbus does not decode an address's `%XX` escapes,
+/// so in a $TMPDIR with a space or a non-ASCII letter it named another path.
+pub(crate) fn to_socket(t: &Transport) -> zbus::Result<ConnectionBuilder<'static>> {
+    Ok(ConnectionBuilder::unix_stream(UnixStream::connect(t.socket())?))
+}
+
 /// A new connection: SASL, then Hello on a bus; SASL only peer to peer.
 pub(crate) fn connect(t: &Transport) -> zbus::Result<blocking::Connection> {
     match t {
-        Transport::Bus { address, .. } => ConnectionBuilder::address(address.as_str())?.build(),
-        Transport::P2p { .. } => ConnectionBuilder::address(t.address().as_str())?.p2p().build(),
+        Transport::Bus { .. } => to_socket(t)?.build(),
+        Transport::P2p { .. } => to_socket(t)?.p2p().build(),
     }
 }
 
@@ -244,10 +251,8 @@ impl h::Ipc for ZbusIpc {
 
     fn serve(&mut self, transport: &Transport, ready: &mut dyn FnMut()) -> Result<()> {
         match transport {
-            Transport::Bus {
-                address, service_name, ..
-            } => {
-                let conn = ConnectionBuilder::address(address.as_str())?
+            Transport::Bus { service_name, .. } => {
+                let conn = to_socket(transport)?
                     .serve_at(h::OBJECT_PATH, BenchService::new(service_name))?
                     .serve_at(h::OBJECT_PATH, crate::fds::FdService)?
                     .build()

@@ -19,6 +19,7 @@ use zbus::names::InterfaceName;
 use zbus::object_server::SignalEmitter;
 use zbus::{connection, fdo, Connection, Guid, MatchRule, MessageStream, ObjectServer};
 
+use crate::builders::to_socket;
 use crate::codec::UnitsRef;
 use crate::props::{destination, item_objects, managed_objects_digest, properties_digest, PropsObject};
 use crate::runtime::block_on;
@@ -28,11 +29,13 @@ use crate::service::{
 
 pub struct ZbusIpc;
 
-/// A new connection: SASL, then Hello on a bus; SASL only peer to peer.
+/// A new connection: SASL, then Hello on a bus; SASL only peer to peer (on a
+/// socket this connects: crate::builders::to_socket says why).
 async fn connect(t: &Transport) -> zbus::Result<Connection> {
+    let builder = to_socket(t.socket())?;
     match t {
-        Transport::Bus { address, .. } => connection::Builder::address(address.as_str()).build().await,
-        Transport::P2p { .. } => connection::Builder::address(t.address().as_str()).p2p().build().await,
+        Transport::Bus { .. } => builder.build().await,
+        Transport::P2p { .. } => builder.p2p().build().await,
     }
 }
 
@@ -102,12 +105,12 @@ impl h::Ipc for ZbusIpc {
     fn serve(&mut self, transport: &Transport, ready: &mut dyn FnMut()) -> Result<()> {
         match transport {
             Transport::Bus {
-                address, service_name, ..
+                socket, service_name, ..
             } => block_on(async {
                 // zbus 6 requests names with ALLOW_REPLACEMENT | REPLACE_EXISTING | DO_NOT_QUEUE by
                 // default: a second server would take the name over. DO_NOT_QUEUE alone fails
                 // (zbus::Error::NameTaken) when the name is owned.
-                let _conn = connection::Builder::address(address.as_str())
+                let _conn = to_socket(socket)?
                     .name(service_name.as_str())
                     .allow_name_replacements(false)
                     .replace_existing_names(false)

@@ -8,7 +8,7 @@
 //! requested, a peer connection's builder, waiting until a peer has closed, the
 //! `Properties.GetAll` argument) comes from the including crate's `crate::compat`.
 
-use std::os::unix::net::UnixListener;
+use std::os::unix::net::{UnixListener, UnixStream};
 
 use anyhow::{bail, Context, Result};
 use harness::ipc::props as p;
@@ -36,13 +36,14 @@ pub const NOT_PEER_TO_PEER: &str = "this adapter does not serve property/get-all
      peer-to-peer connection of this server slower (about 30 ms per connection with zbus 6, measured there), \
      which would change the other p2p cells; objects built only when first asked for are not written yet";
 
-/// A new connection: SASL, then Hello on a bus; SASL only peer to peer.
+/// A new connection: SASL, then Hello on a bus; SASL only peer to peer. On a
+/// socket this connects itself, not through `Builder::address`: zbus does not
+/// decode an address's `%XX` escapes (a $TMPDIR with a space named another path).
 fn connect(t: &Transport) -> zbus::Result<blocking::Connection> {
+    let builder = compat::peer_builder(UnixStream::connect(t.socket())?);
     match t {
-        Transport::Bus { address, .. } => blocking::connection::Builder::address(address.as_str())?.build(),
-        Transport::P2p { .. } => blocking::connection::Builder::address(t.address().as_str())?
-            .p2p()
-            .build(),
+        Transport::Bus { .. } => builder.build(),
+        Transport::P2p { .. } => builder.p2p().build(),
     }
 }
 
@@ -168,9 +169,9 @@ impl h::Ipc for ZbusIpc {
     fn serve(&mut self, transport: &Transport, ready: &mut dyn FnMut()) -> Result<()> {
         match transport {
             Transport::Bus {
-                address, service_name, ..
+                socket, service_name, ..
             } => {
-                let conn = compat::bus_server(address, service_name)?;
+                let conn = compat::bus_server(socket, service_name)?;
                 // On the bus only: see `NOT_PEER_TO_PEER`.
                 serve_all(&conn.object_server()).context("serving the property and object-manager objects")?;
                 ready();

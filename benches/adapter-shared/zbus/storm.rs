@@ -35,6 +35,7 @@
 
 use std::future::Future;
 use std::num::NonZeroUsize;
+use std::path::Path;
 use std::pin::{pin, Pin};
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::Arc;
@@ -49,7 +50,7 @@ use harness::ipc::Transport;
 use zbus::proxy::CacheProperties;
 use zbus::{fdo, interface, Connection, MessageStream};
 
-use crate::builders::{serving, IntoResult};
+use crate::builders::{serving, to_socket, IntoResult};
 use crate::compat::{block_on, SignalEmitter};
 
 /// The storm's object: `Level`, read from the value the emitter last set.
@@ -101,8 +102,8 @@ impl QueueLength for Option<NonZeroUsize> {
     }
 }
 
-async fn connect(address: &str) -> zbus::Result<Connection> {
-    zbus::connection::Builder::address(address).into_result()?.build().await
+async fn connect(socket: &Path) -> zbus::Result<Connection> {
+    to_socket(socket)?.build().await
 }
 
 /// A future ready `after` its first poll. zbus's runtimes differ (async-io, zruntime,
@@ -184,17 +185,17 @@ fn reached(step: &Step, what: &'static str) {
     *step.lock().unwrap_or_else(|e| e.into_inner()) = what;
 }
 
-async fn setup(address: &str, n: usize, step: &Step) -> Result<StormClient> {
+async fn setup(socket: &Path, n: usize, step: &Step) -> Result<StormClient> {
     reached(step, "connecting the emitter and serving the storm object");
     let level = Arc::new(AtomicI32::new(st::INITIAL_LEVEL));
     // Served by the builder: a GetAll read before a later `object_server().at` had
     // started reading method calls went unanswered (crate::builders::serving says why).
-    let tx = serving(address, st::STORM_PATH, StormObject { level: level.clone() }, None)
+    let tx = serving(socket, st::STORM_PATH, StormObject { level: level.clone() }, None)
         .await
         .context("connecting the emitter")?;
     let owner = tx.unique_name().context("the emitter has no unique name")?.to_string();
     reached(step, "connecting the subscriber");
-    let rx = connect(address).await.context("connecting the subscriber")?;
+    let rx = connect(socket).await.context("connecting the subscriber")?;
     reached(step, "building the caching proxy (its match rule and GetAll)");
     // CacheProperties::Yes: `build` subscribes to PropertiesChanged and waits for GetAll.
     let proxy = StormProxy::builder(&rx)
@@ -301,12 +302,12 @@ impl StormClient {
 
 /// The client of `property/changed-storm/<n>` on a bus.
 pub fn client(t: &Transport, n: usize) -> Result<Box<dyn FnMut() -> Result<u64>>> {
-    let Transport::Bus { address, .. } = t else {
+    let Transport::Bus { socket, .. } = t else {
         anyhow::bail!("property/changed-storm needs a bus");
     };
     let step = Step::new("starting");
     let mut storm = block_on(async {
-        match select(pin!(setup(address, n, &step)), pin!(Deadline::after(SETUP))).await {
+        match select(pin!(setup(socket, n, &step)), pin!(Deadline::after(SETUP))).await {
             Either::Left((storm, _)) => storm,
             Either::Right(_) => Err(anyhow::anyhow!(
                 "the storm's set-up did not finish within {} s; it was {}",

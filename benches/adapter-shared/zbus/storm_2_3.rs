@@ -26,6 +26,8 @@
 //! stream is made and before each storm.
 
 use std::future::Future;
+use std::os::unix::net::UnixStream;
+use std::path::Path;
 use std::pin::{pin, Pin};
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::Arc;
@@ -159,20 +161,23 @@ fn reached(step: &Step, what: &'static str) {
     *step.lock().unwrap_or_else(|e| e.into_inner()) = what;
 }
 
-async fn setup(address: &str, n: usize, step: &Step) -> Result<StormClient> {
+/// A builder on a new connection to the bus's socket (zbus does not decode an
+/// address's `%XX` escapes: crate::ipc::to_socket).
+fn to_bus(socket: &Path) -> zbus::Result<ConnectionBuilder<'static>> {
+    Ok(ConnectionBuilder::unix_stream(UnixStream::connect(socket)?))
+}
+
+async fn setup(socket: &Path, n: usize, step: &Step) -> Result<StormClient> {
     reached(step, "connecting the emitter and serving the storm object");
     let level = Arc::new(AtomicI32::new(st::INITIAL_LEVEL));
-    let tx = ConnectionBuilder::address(address)?
+    let tx = to_bus(socket)?
         .serve_at(st::STORM_PATH, StormObject { level: level.clone() })?
         .build()
         .await
         .context("connecting the emitter")?;
     let owner = tx.unique_name().context("the emitter has no unique name")?.to_string();
     reached(step, "connecting the subscriber");
-    let rx = ConnectionBuilder::address(address)?
-        .build()
-        .await
-        .context("connecting the subscriber")?;
+    let rx = to_bus(socket)?.build().await.context("connecting the subscriber")?;
     reached(step, "building the caching proxy (its match rule and GetAll)");
     let proxy = StormProxy::builder(&rx)
         .destination(owner)?
@@ -273,12 +278,12 @@ impl StormClient {
 
 /// The client of `property/changed-storm/<n>` on a bus.
 pub fn client(t: &Transport, n: usize) -> Result<Box<dyn FnMut() -> Result<u64>>> {
-    let Transport::Bus { address, .. } = t else {
+    let Transport::Bus { socket, .. } = t else {
         anyhow::bail!("property/changed-storm needs a bus");
     };
     let step = Step::new("starting");
     let mut storm = zbus::block_on(async {
-        match select(pin!(setup(address, n, &step)), pin!(Deadline::after(SETUP))).await {
+        match select(pin!(setup(socket, n, &step)), pin!(Deadline::after(SETUP))).await {
             Either::Left((storm, _)) => storm,
             Either::Right(_) => Err(anyhow::anyhow!(
                 "the storm's set-up did not finish within {} s; it was {}",

@@ -24,7 +24,7 @@
 //! [`fd_passing::FD_INTERFACE`], served only where an adapter implements
 //! `call/fd-passing/<size>` (see [`fd_passing`]).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::digest::Digest;
 
@@ -444,6 +444,15 @@ impl Transport {
         match self {
             Transport::Bus { service_name, .. } => service_name,
             Transport::P2p { .. } => "",
+        }
+    }
+
+    /// The Unix socket to connect to, unescaped: for the libraries that take a
+    /// connected socket rather than parse an address (zbus does not decode an
+    /// address's `%XX` escapes, so a $TMPDIR with a space would name another path).
+    pub fn socket(&self) -> &Path {
+        match self {
+            Transport::Bus { socket, .. } | Transport::P2p { socket } => socket,
         }
     }
 

@@ -15,7 +15,7 @@ import jeepney  # noqa: E402
 from jeepney import (DBusAddress, HeaderFields, MatchRule, Message, MessageFlag,  # noqa: E402
                      MessageType, Properties, message_bus, new_error, new_method_call,
                      new_method_return, new_signal)
-from jeepney.io.blocking import open_dbus_connection  # noqa: E402
+from jeepney.io.blocking import DBusConnection, prep_socket  # noqa: E402
 
 from dbus_matrix_py import canon, contract, service  # noqa: E402
 
@@ -129,7 +129,10 @@ class Jeepney:
 
     def _connect(self, t, enable_fds=False):
         # enable_fds: NEGOTIATE_UNIX_FD in the SASL exchange (the server's, and call/fd-passing's client).
-        return open_dbus_connection(t["address"], enable_fds=enable_fds)
+        # What open_dbus_connection does (SASL, then Hello in DBusConnection), on the socket's
+        # path rather than the address: jeepney decodes an address's %XX escapes byte by byte
+        # as Latin-1 characters, so a non-ASCII letter in $TMPDIR named another path (issue 42, 3).
+        return DBusConnection(prep_socket(t["socket"], enable_fds, timeout=1.0), enable_fds)
 
     def idle_connection(self, t):
         """open_dbus_connection (SASL, Hello); the returned function closes it."""

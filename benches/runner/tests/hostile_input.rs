@@ -88,32 +88,6 @@ fn a_tmpdir_with_shell_syntax_runs_dbus_broker_and_runs_nothing_else() {
     }
 }
 
-/// No cell failed, and each of `buses` has a cell that ran.
-fn assert_none_failed(out: &Path, o: &std::process::Output, buses: &[&str], what: &str) {
-    let log = text(o);
-    assert!(o.status.success(), "{what}: the run failed:\n{log}");
-    let r = validate(&results_file(out));
-    for c in &r.cells {
-        assert_ne!(
-            c.status(),
-            CellStatus::Failed,
-            "{what}: {} {} {:?}: {:?}",
-            c.adapter,
-            c.scenario,
-            c.bus,
-            c.reason()
-        );
-    }
-    for b in buses {
-        assert!(
-            r.cells
-                .iter()
-                .any(|c| c.bus.as_deref() == Some(*b) && c.status() == CellStatus::Ok),
-            "{what}: no cell ran on {b}"
-        );
-    }
-}
-
 /// A space, `&<>`, quotes and `$` in $TMPDIR: the bus addresses are escaped
 /// as the D-Bus specification says, the configs as XML, on every bus, for
 /// the fault adapter (a raw socket) and for the libdbus adapters (dbus-0.9,

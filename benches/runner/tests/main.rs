@@ -21,6 +21,7 @@ mod coverage;
 mod critcmp_export;
 mod damaged_records;
 mod doc_links;
+mod escaped_address;
 mod faults;
 mod fd_passing;
 mod floor_notes;

@@ -7,6 +7,7 @@
 
 use std::collections::HashMap;
 use std::convert::TryInto;
+use std::os::unix::net::UnixStream;
 use std::sync::LazyLock;
 
 use anyhow::{bail, ensure, Context, Result};
@@ -146,9 +147,11 @@ pub(crate) mod startup_api {
     pub(crate) use zbus::{Connection, Proxy};
 }
 
-/// A new connection: SASL, then Hello on a bus; SASL only peer to peer.
+/// A new connection: SASL, then Hello on a bus; SASL only peer to peer. Not
+/// `Connection::new_for_address`: zbus does not decode an address's `%XX`
+/// escapes, so in a $TMPDIR with a space it named another path (issue 42, 3).
 pub(crate) fn connect(t: &Transport) -> zbus::Result<Connection> {
-    Connection::new_for_address(&t.address(), !t.is_p2p())
+    Connection::new_unix_client(UnixStream::connect(t.socket())?, !t.is_p2p())
 }
 
 /// A connection and a proxy that owns it.
@@ -314,10 +317,8 @@ impl h::Ipc for ZbusIpc {
 
     fn serve(&mut self, transport: &Transport, ready: &mut dyn FnMut()) -> Result<()> {
         match transport {
-            Transport::Bus {
-                address, service_name, ..
-            } => {
-                let conn = Connection::new_for_address(address, true).context("connecting the server to the bus")?;
+            Transport::Bus { service_name, .. } => {
+                let conn = connect(transport).context("connecting the server to the bus")?;
                 let mut server = ObjectServer::new(&conn);
                 server.at(&h::OBJECT_PATH.try_into()?, BenchService::new(service_name))?;
                 server.at(&h::OBJECT_PATH.try_into()?, crate::fds::FdService)?;

@@ -10,6 +10,7 @@
 use std::collections::HashMap;
 use std::num::NonZeroU32;
 use std::os::unix::net::UnixStream;
+use std::path::Path;
 
 use anyhow::{Context as _, Result};
 use harness::ipc as h;
@@ -71,8 +72,8 @@ crate::compat_common::message_functions!(Context::new_dbus);
 // ---- the IPC side ----
 
 /// The bus server's connection, with the benchmark objects, owning `service_name`.
-pub fn bus_server(address: &str, service_name: &str) -> Result<blocking::Connection> {
-    let conn = blocking::connection::Builder::address(address)?
+pub fn bus_server(socket: &Path, service_name: &str) -> Result<blocking::Connection> {
+    let conn = peer_builder(UnixStream::connect(socket).context("connecting to the bus")?)
         .serve_at(h::OBJECT_PATH, BenchService::new(service_name))?
         .serve_at(h::OBJECT_PATH, crate::fds::FdService)?
         .build()
@@ -85,6 +86,8 @@ pub fn bus_server(address: &str, service_name: &str) -> Result<blocking::Connect
     Ok(conn)
 }
 
+/// A blocking builder on a connected socket, to a bus or a peer (not
+/// `Builder::address`: zbus does not decode an address's `%XX` escapes).
 pub fn peer_builder(stream: UnixStream) -> blocking::connection::Builder<'static> {
     blocking::connection::Builder::unix_stream(stream)
 }
@@ -142,4 +145,9 @@ impl Interface for PropsObject {
             .contains_key(property_name)
             .then(|| Err(fdo::Error::PropertyReadOnly(property_name.to_owned())))
     }
+}
+
+/// The async builder on a connected socket (adapter-shared/zbus/builders.rs).
+pub fn stream_builder(stream: UnixStream) -> zbus::connection::Builder<'static> {
+    zbus::connection::Builder::unix_stream(stream)
 }

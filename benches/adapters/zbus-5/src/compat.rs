@@ -9,6 +9,7 @@
 use std::collections::HashMap;
 use std::num::NonZeroU32;
 use std::os::unix::net::UnixStream;
+use std::path::Path;
 
 use anyhow::{Context as _, Result};
 use harness::ipc as h;
@@ -57,11 +58,11 @@ crate::compat_common::message_functions!(Context::new_dbus);
 // ---- the IPC side ----
 
 /// The bus server's connection, with the benchmark objects, owning `service_name`.
-pub fn bus_server(address: &str, service_name: &str) -> Result<blocking::Connection> {
+pub fn bus_server(socket: &Path, service_name: &str) -> Result<blocking::Connection> {
     // zbus 5 requests names with ALLOW_REPLACEMENT | REPLACE_EXISTING | DO_NOT_QUEUE by
     // default: a second server would take the name over. DO_NOT_QUEUE alone fails
     // (zbus::Error::NameTaken) when the name is owned.
-    blocking::connection::Builder::address(address)?
+    peer_builder(UnixStream::connect(socket).context("connecting to the bus")?)
         .name(service_name)?
         .allow_name_replacements(false)
         .replace_existing_names(false)
@@ -71,6 +72,8 @@ pub fn bus_server(address: &str, service_name: &str) -> Result<blocking::Connect
         .with_context(|| format!("connecting the server to the bus and requesting {service_name}"))
 }
 
+/// A blocking builder on a connected socket, to a bus or a peer (not
+/// `Builder::address`: zbus does not decode an address's `%XX` escapes).
 pub fn peer_builder(stream: UnixStream) -> blocking::connection::Builder<'static> {
     blocking::connection::Builder::async_io_unix_stream(stream)
 }
@@ -127,4 +130,9 @@ impl Interface for PropsObject {
             .contains_key(property_name)
             .then(|| Err(fdo::Error::PropertyReadOnly(property_name.to_owned())))
     }
+}
+
+/// The async builder on a connected socket (adapter-shared/zbus/builders.rs).
+pub fn stream_builder(stream: UnixStream) -> zbus::connection::Builder<'static> {
+    zbus::connection::Builder::async_io_unix_stream(stream)
 }

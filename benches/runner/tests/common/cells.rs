@@ -105,3 +105,29 @@ impl FaultSetup {
         validate(&results_file(&self.out()))
     }
 }
+
+/// No cell failed, and each of `buses` has a cell that ran.
+pub fn assert_none_failed(out: &Path, o: &std::process::Output, buses: &[&str], what: &str) {
+    let log = text(o);
+    assert!(o.status.success(), "{what}: the run failed:\n{log}");
+    let r = validate(&results_file(out));
+    for c in &r.cells {
+        assert_ne!(
+            c.status(),
+            CellStatus::Failed,
+            "{what}: {} {} {:?}: {:?}",
+            c.adapter,
+            c.scenario,
+            c.bus,
+            c.reason()
+        );
+    }
+    for b in buses {
+        assert!(
+            r.cells
+                .iter()
+                .any(|c| c.bus.as_deref() == Some(*b) && c.status() == CellStatus::Ok),
+            "{what}: no cell ran on {b}"
+        );
+    }
+}
