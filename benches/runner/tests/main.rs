@@ -29,6 +29,7 @@ mod fuzz_input;
 mod history;
 mod host_build;
 mod hostile_input;
+mod hostile_peer;
 mod html_report;
 mod hydra_metrics;
 mod idle_connections;

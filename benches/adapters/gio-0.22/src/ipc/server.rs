@@ -123,6 +123,20 @@ fn request_name(conn: &DBusConnection, name: &str) -> Result<()> {
     Ok(())
 }
 
+/// Drops an incoming message with serial 0 (the specification forbids it)
+/// before GDBus dispatches it: answering one crashed GDBus (SIGSEGV), which
+/// killed the peer-to-peer server for every peer (issue 42, 6). On a bus the
+/// daemon refuses such a message itself.
+fn drop_serial_zero(conn: &DBusConnection) {
+    conn.add_filter(|_, message, incoming| {
+        if incoming && message.serial() == 0 {
+            None
+        } else {
+            Some(message.clone())
+        }
+    });
+}
+
 pub fn serve(t: &Transport, ready: &mut dyn FnMut()) -> Result<()> {
     let iface = interface_info()?;
     // `None`: GLib's global default context, where the handlers were registered.
@@ -154,6 +168,7 @@ pub fn serve(t: &Transport, ready: &mut dyn FnMut()) -> Result<()> {
             // GDBus keeps no reference to an accepted connection: the server does.
             let peers = RefCell::new(Vec::<DBusConnection>::new());
             server.connect_new_connection(move |_, conn| {
+                drop_serial_zero(conn);
                 peers.borrow_mut().retain(|c| !c.is_closed());
                 match register(conn, &iface, "") {
                     Ok(()) => {

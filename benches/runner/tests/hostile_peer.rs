@@ -1,0 +1,175 @@
+//! Issue 42 (6): a peer that breaks the protocol must not kill a server.
+//! One method call with serial 0 (the specification forbids 0) sent straight
+//! to the gio-0.22 peer-to-peer server killed it (SIGSEGV in GDBus). Every
+//! adapter's peer-to-peer server gets such a call here; it may drop the call
+//! or close that connection, but it must live on and answer the next peer.
+
+use std::io::{Read, Write};
+use std::os::unix::net::UnixStream;
+use std::path::Path;
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+use harness::ipc::{Method, INTERFACE, OBJECT_PATH};
+use harness::wire::{self, Value};
+
+use crate::common::*;
+
+/// A peer-to-peer connection authenticated with SASL EXTERNAL (no Hello:
+/// there is no bus).
+fn peer(socket: &Path, what: &str) -> UnixStream {
+    let mut s = UnixStream::connect(socket).unwrap_or_else(|e| panic!("{what}: connecting: {e}"));
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    // SAFETY: getuid cannot fail.
+    let uid = unsafe { libc::getuid() };
+    let hex: String = uid.to_string().bytes().map(|b| format!("{b:02x}")).collect();
+    s.write_all(format!("\0AUTH EXTERNAL {hex}\r\n").as_bytes()).unwrap();
+    let mut line = Vec::new();
+    let mut b = [0u8; 1];
+    while b[0] != b'\n' {
+        s.read_exact(&mut b)
+            .unwrap_or_else(|e| panic!("{what}: the SASL exchange: {e}"));
+        line.push(b[0]);
+    }
+    assert!(
+        line.starts_with(b"OK "),
+        "{what}: SASL: {}",
+        String::from_utf8_lossy(&line)
+    );
+    s.write_all(b"BEGIN\r\n").unwrap();
+    s
+}
+
+/// `Void` on the benchmark object, with `serial`.
+fn void_call(serial: u32) -> Vec<u8> {
+    let fields = [
+        (wire::FIELD_PATH, Value::ObjectPath(OBJECT_PATH.into())),
+        (wire::FIELD_INTERFACE, Value::Str(INTERFACE.into())),
+        (wire::FIELD_MEMBER, Value::Str(Method::Void.member().into())),
+    ];
+    wire::encode_message(wire::MESSAGE_METHOD_CALL, 0, serial, &fields, &[])
+}
+
+/// Reads messages until the reply to `serial`; `None` if the connection ends first.
+fn reply_to(s: &mut UnixStream, serial: u32) -> Option<wire::Message> {
+    loop {
+        let mut fixed = [0u8; 16];
+        s.read_exact(&mut fixed).ok()?;
+        assert_eq!(fixed[0], b'l', "a little-endian reply");
+        let word = |at: usize| u32::from_le_bytes(fixed[at..at + 4].try_into().unwrap()) as usize;
+        let header_len = (16 + word(12)).div_ceil(8) * 8;
+        let mut bytes = fixed.to_vec();
+        bytes.resize(header_len + word(4), 0);
+        s.read_exact(&mut bytes[16..]).ok()?;
+        let m = wire::decode_message(&bytes).unwrap();
+        if m.header.field(wire::FIELD_REPLY_SERIAL) == Some(&Value::U32(serial)) {
+            return Some(m);
+        }
+    }
+}
+
+/// A server process, killed when dropped (also when an assertion fails).
+struct Server(Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Whether `adapter` serves `call/void` peer to peer (its `list`: some
+/// libraries' p2p servers cannot, and say why).
+fn serves_peer_to_peer(adapter: &RepoAdapter) -> bool {
+    let o = adapter.command().arg("list").output().unwrap();
+    assert!(o.status.success(), "{} list: {}", adapter.id, text(&o));
+    let listed: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    listed["scenarios"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|s| s["id"] == "call/void" && s["supported"] == true && s["p2p_supported"] == true)
+}
+
+/// Starts `adapter`'s peer-to-peer server on `socket`.
+fn serve(adapter: &RepoAdapter, socket: &Path) -> Server {
+    let mut child = adapter
+        .command()
+        .args(["serve", "--p2p-socket", socket.to_str().unwrap()])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // READY goes to stdout once the socket listens; the socket is what a peer needs.
+    let start = Instant::now();
+    while !socket.exists() {
+        let status = child.try_wait().unwrap();
+        assert!(
+            status.is_none(),
+            "{}: the p2p server exited ({status:?}) before listening",
+            adapter.id
+        );
+        assert!(start.elapsed() < Duration::from_secs(60), "{}: no socket", adapter.id);
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Server(child)
+}
+
+#[test]
+fn a_call_with_serial_zero_kills_no_peer_to_peer_server() {
+    let dir = TempDir::new("serial-zero");
+    let mut served = Vec::new();
+    for adapter in repo_adapters() {
+        let socket = dir.path().join(format!("{}.sock", adapter.id));
+        if !serves_peer_to_peer(&adapter) {
+            continue;
+        }
+        let mut server = serve(&adapter, &socket);
+        // A first, valid call: the server answers calls at all.
+        let mut good = peer(&socket, &format!("{}, the first peer", adapter.id));
+        good.write_all(&void_call(1)).unwrap();
+        assert!(
+            reply_to(&mut good, 1).is_some(),
+            "{}: no reply to a valid call",
+            adapter.id
+        );
+
+        let mut bad = peer(&socket, &format!("{}, the peer that sends serial 0", adapter.id));
+        bad.write_all(&void_call(0)).unwrap();
+        // Whatever the server does with it (nothing, an error, closing this
+        // connection), it has done it by the time it answers another call on
+        // the same connection or the connection is gone.
+        let _ = bad.write_all(&void_call(2));
+        let _ = reply_to(&mut bad, 2);
+
+        // Alive, and answering a new peer and the first one.
+        let status = server.0.try_wait().unwrap();
+        assert!(
+            status.is_none(),
+            "{}: the server died of a call with serial 0: {status:?}",
+            adapter.id
+        );
+        let mut next = peer(&socket, &format!("{}, a peer after serial 0", adapter.id));
+        next.write_all(&void_call(1)).unwrap();
+        assert!(
+            reply_to(&mut next, 1).is_some(),
+            "{}: no reply after serial 0",
+            adapter.id
+        );
+        good.write_all(&void_call(2)).unwrap();
+        assert!(
+            reply_to(&mut good, 2).is_some(),
+            "{}: the first peer lost its server",
+            adapter.id
+        );
+        drop(server);
+        served.push(adapter.id);
+    }
+    assert!(
+        served.len() >= 8,
+        "only {} adapters serve peer to peer: {served:?}",
+        served.len()
+    );
+    assert!(served.iter().any(|a| a == "gio-0.22"), "{served:?}");
+}
