@@ -3,6 +3,7 @@
 //! the report; without valgrind the run is refused up front.
 
 use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
 
 use crate::common::*;
 use harness::results::CellStatus;
@@ -98,4 +99,84 @@ fn instructions_without_valgrind_are_refused() {
         "{out}"
     );
     assert!(!out.contains("panicked"), "{out}");
+}
+
+/// Issue 42 (5): a signal while callgrind counts an IPC cell (client, server
+/// and bus under valgrind) ended the run only after 11 to 13 s and recorded
+/// the cell under way as failed, which `--resume` never measures again. Now
+/// the run ends within seconds, the cell is missing, not failed, and
+/// `--resume` measures and counts it.
+#[test]
+fn an_interrupt_while_counting_leaves_the_cell_for_resume() {
+    let dir = TempDir::new("instructions-interrupt");
+    // The run's own $TMPDIR: its callgrind processes are told apart from
+    // those of tests running beside this one by the path in their arguments.
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let out = dir.path().join("out");
+    let args = [
+        "--instructions",
+        "--adapters",
+        "rustbus-0.19",
+        "--scenarios",
+        "call/void",
+        "--roles",
+        "same",
+        "--buses",
+        "dbus-daemon",
+    ];
+    let mut child = smoke_run_of_repo(&out, &args)
+        .env("TMPDIR", &tmp)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let needle = format!("--callgrind-out-file={}", tmp.display());
+    wait_for_process(&needle, Duration::from_secs(180), "callgrind never started");
+    // Every process of the cell under valgrind, well into the count.
+    std::thread::sleep(Duration::from_millis(500));
+    let sent = Instant::now();
+    send_signal(child.id(), libc::SIGINT);
+    let status = child.wait().unwrap();
+    let took = sent.elapsed();
+    assert_eq!(status.code(), Some(130), "SIGINT ends the run with 130");
+    assert!(took < Duration::from_secs(4), "the run took {took:?} to stop");
+    assert!(
+        processes_mentioning(&needle).is_empty(),
+        "a process under callgrind outlived the run"
+    );
+    let r = validate(&results_file(&out));
+    assert!(!r.run.complete);
+    assert!(
+        r.cells.iter().all(|c| c.scenario != "call/void"),
+        "the interrupted cell is missing, not recorded: {:?}",
+        r.cells
+            .iter()
+            .map(|c| (&c.adapter, &c.scenario, c.status(), c.reason()))
+            .collect::<Vec<_>>()
+    );
+
+    let o = dbus_matrix(&[
+        "--matrix",
+        repo_matrix().to_str().unwrap(),
+        "run",
+        "--resume",
+        results_file(&out).to_str().unwrap(),
+        "--quiet",
+    ])
+    .env("TMPDIR", &tmp)
+    .output()
+    .unwrap();
+    assert!(o.status.success(), "--resume:\n{}", text(&o));
+    let r = validate(&results_file(&out));
+    let cell = r
+        .cells
+        .iter()
+        .find(|c| c.scenario == "call/void")
+        .expect("--resume measured the cell");
+    assert_eq!(cell.status(), CellStatus::Ok, "{:?}", cell.reason());
+    assert!(
+        cell.measurement().and_then(|m| m.ipc_instructions.as_ref()).is_some(),
+        "--resume counted it"
+    );
 }

@@ -312,6 +312,11 @@ impl Worker<'_> {
                     Some(outcome) => {
                         p.done = true;
                         let c = cell::finish(&ctx, p.cell, adapter, outcome, p.elapsed);
+                        // Counting instructions (after the timing) was interrupted:
+                        // missing, not failed, so --resume measures it again.
+                        if c.status() == CellStatus::Failed && self.shared.interrupted.load(Ordering::SeqCst) {
+                            return Ok(false);
+                        }
                         self.record(c, expected - p.credited)?;
                     }
                     None => {
