@@ -257,3 +257,52 @@ fn selections_that_check_nothing_are_refused() {
         "a results file was written"
     );
 }
+
+/// Issue 42 (15): a full file system at `--out` said only "No space left on
+/// device (os error 28)". The error names the file it could not write, exit
+/// 2, and nothing is left in the directory. The full file system is a 16 KiB
+/// tmpfs in a mount namespace of the run's own (root: `.ci/run` runs this
+/// test as root, the Nix sandbox leaves it out).
+#[test]
+fn a_full_out_directory_is_named() {
+    let dir = TempDir::new("full-out");
+    let full = dir.path().join("full");
+    std::fs::create_dir_all(&full).unwrap();
+    let out = full.join("out");
+    let runner = dbus_matrix(&[]);
+    let mut args: Vec<String> = vec![runner.get_program().to_str().unwrap().into()];
+    args.extend(runner.get_args().map(|a| a.to_str().unwrap().to_owned()));
+    let m = repo_matrix();
+    args.extend(
+        [
+            "--matrix",
+            m.to_str().unwrap(),
+            "run",
+            "--profile",
+            "smoke",
+            "--quiet",
+            "--adapters",
+            "raw",
+            "--scenarios",
+            "marshal/mixed",
+            "--out",
+            out.to_str().unwrap(),
+        ]
+        .map(str::to_owned),
+    );
+    // Mount, fill (dd ends when the disk is full), then the run; $0 and the
+    // run's arguments reach the shell as arguments, never as its text.
+    let script = r#"mount -t tmpfs -o size=16k dbus-matrix-full "$0" && mkdir "$0/out" &&
+        { dd if=/dev/zero of="$0/fill" bs=4k 2>/dev/null; true; } && exec "$@""#;
+    let o = std::process::Command::new("unshare")
+        .args(["--mount", "--propagation", "private", "sh", "-c", script])
+        .arg(&full)
+        .args(&args)
+        .output()
+        .unwrap();
+    let log = text(&o);
+    assert_eq!(o.status.code(), Some(2), "expected exit 2:\n{log}");
+    assert!(!log.contains("panicked"), "{log}");
+    assert!(log.contains("No space left on device"), "{log}");
+    assert!(log.contains(out.to_str().unwrap()), "the error names no file:\n{log}");
+}

@@ -102,9 +102,19 @@ pub fn lock(results: &Path) -> Result<WriteLock> {
         let mut lock = WriteLock { sidecar, file };
         let command: Vec<String> = std::env::args().collect();
         let me = format!("pid {}: {}\n", std::process::id(), command.join(" "));
-        lock.file.set_len(0)?;
-        (&lock.file).write_all(me.as_bytes())?;
-        lock.file.flush()?;
+        let wrote = lock
+            .file
+            .set_len(0)
+            .and_then(|()| (&lock.file).write_all(me.as_bytes()))
+            .and_then(|()| lock.file.flush());
+        // (A full disk fails here first: say where.)
+        wrote.with_context(|| {
+            format!(
+                "cannot write the lock file {} of {}",
+                lock.sidecar.display(),
+                results.display()
+            )
+        })?;
         return Ok(lock);
     }
 }
