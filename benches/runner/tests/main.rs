@@ -28,6 +28,7 @@ mod floor_notes;
 mod fuzz_input;
 mod history;
 mod host_build;
+mod hostile_corpus;
 mod hostile_input;
 mod hostile_peer;
 mod html_report;
