@@ -16,7 +16,10 @@ use serde_json::Value;
 
 use crate::common::*;
 
-const SOURCE: &str = "docs/results/2026-11-27-zbus-6.1-vs-6.2-echo.json";
+/// A results file of the test fixtures (the Nix sandbox's check has no docs/).
+fn source_path() -> PathBuf {
+    workspace().join("runner/tests/fixtures/run-1.json")
+}
 
 /// The corpus: each string once as every id and text of the file.
 fn corpus() -> Vec<String> {
@@ -103,7 +106,7 @@ fn files_under(dir: &Path) -> Vec<PathBuf> {
 #[test]
 fn hostile_ids_and_strings_pass_through_every_reader() {
     let dir = TempDir::new("hostile-corpus");
-    let source_path = repo_root().join(SOURCE);
+    let source_path = source_path();
     let source: Value = serde_json::from_slice(&std::fs::read(&source_path).unwrap()).unwrap();
     let old = source_path.to_str().unwrap();
     for (n, hostile) in corpus().iter().enumerate() {
@@ -178,7 +181,7 @@ fn hostile_ids_and_strings_pass_through_every_reader() {
         }
     }
     // Nothing was written beside the inputs.
-    let left: Vec<_> = std::fs::read_dir(repo_root().join("docs/results"))
+    let left: Vec<_> = std::fs::read_dir(source_path.parent().unwrap())
         .unwrap()
         .flatten()
         .filter(|e| e.file_name().to_string_lossy().contains(".tmp-"))

@@ -122,7 +122,8 @@ fn a_call_with_serial_zero_kills_no_peer_to_peer_server() {
     let mut served = Vec::new();
     for adapter in repo_adapters() {
         let socket = dir.path().join(format!("{}.sock", adapter.id));
-        if !serves_peer_to_peer(&adapter) {
+        // (A row this build mode cannot have, ruby-dbus under Nix, is left out: common/unavailable.rs.)
+        if unavailable_here(&adapter.id).is_some() || !serves_peer_to_peer(&adapter) {
             continue;
         }
         let mut server = serve(&adapter, &socket);

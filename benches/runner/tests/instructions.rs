@@ -108,10 +108,12 @@ fn instructions_without_valgrind_are_refused() {
 /// `--resume` measures and counts it.
 #[test]
 fn an_interrupt_while_counting_leaves_the_cell_for_resume() {
-    let dir = TempDir::new("instructions-interrupt");
+    // Short names: the bus socket under the run's $TMPDIR must fit libdbus's
+    // 99 bytes also where $TMPDIR is deep (the Nix sandbox's).
+    let dir = TempDir::new("intr");
     // The run's own $TMPDIR: its callgrind processes are told apart from
     // those of tests running beside this one by the path in their arguments.
-    let tmp = dir.path().join("tmp");
+    let tmp = dir.path().join("t");
     std::fs::create_dir_all(&tmp).unwrap();
     let out = dir.path().join("out");
     let args = [
@@ -125,14 +127,25 @@ fn an_interrupt_while_counting_leaves_the_cell_for_resume() {
         "--buses",
         "dbus-daemon",
     ];
+    let log = dir.path().join("run.log");
     let mut child = smoke_run_of_repo(&out, &args)
         .env("TMPDIR", &tmp)
         .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap())
         .spawn()
         .unwrap();
     let needle = format!("--callgrind-out-file={}", tmp.display());
-    wait_for_process(&needle, Duration::from_secs(180), "callgrind never started");
+    let start = Instant::now();
+    while processes_mentioning(&needle).is_empty() {
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!(
+                "the run ended ({status}) before callgrind started:\n{}",
+                std::fs::read_to_string(&log).unwrap_or_default()
+            );
+        }
+        assert!(start.elapsed() < Duration::from_secs(180), "callgrind never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
     // Every process of the cell under valgrind, well into the count.
     std::thread::sleep(Duration::from_millis(500));
     let sent = Instant::now();
