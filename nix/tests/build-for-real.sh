@@ -154,7 +154,8 @@ for lock in sys.argv[1:]:
   }
   status=0
   for attr in "${attrs[@]}"; do
-    installable="$repo#${attr%%.*}.$system.${attr#*.}"
+    # The name quoted: a dot in it (packages.dbus-0.9) is not a path separator.
+    installable="$repo#${attr%%.*}.$system.\"${attr#*.}\""
     say "building $attr"
     start=$SECONDS
     if out=$("${nix_cmd[@]}" build "${flake_args[@]}" --no-link --json -L "$installable" 2>"$logs/${attr}.log" | out_paths); then
@@ -301,6 +302,8 @@ print(next(p["version"] for p in tomllib.load(open(sys.argv[1], "rb"))["package"
     [ -n "$version" ] || { say "$1: no root package $name in it"; return 1; }
     crate=$(find ~/.cargo/registry/cache -name "$name-$version.crate" | head -n 1)
     [ -n "$crate" ] || { say "$1: $name-$version.crate is not in cargo's download cache (cargo install $name@$version puts it there)"; return 1; }
+    # The crate itself is a fetchurl of the build too (nix/busd.nix), not only its lock's.
+    cp -n "$crate" "$host/crates/"
     dir=$work/lock-sources/$name
     mkdir -p "$dir"
     tar -xzf "$crate" -C "$dir" --strip-components=1

@@ -89,6 +89,8 @@ let
     writableTmpDirAsHomeHook = trivial.makeSetupHook { name = "writable-tmpdir-as-home-hook"; } ./writable-home-hook.sh;
 
     cargo-nextest = cargoTool "cargo-nextest";
+    # crane's cargoNextest takes it as an argument; used only with withLlvmCov, which no check sets.
+    cargo-llvm-cov = throw "stand-in nixpkgs: cargo-llvm-cov is not stood in (no check of the flake sets withLlvmCov)";
     critcmp = cargoTool "critcmp";
     deadnix = cargoTool "deadnix";
     nixpkgs-fmt = cargoTool "nixpkgs-fmt";
