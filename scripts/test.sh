@@ -47,6 +47,10 @@ step "cargo nextest: every other test, as the flake's cargo-nextest check runs i
 bash nix/tests/sandbox-nextest.sh
 step "docs/benchmarking.md's profile table is what scripts/profile-table.py makes of the committed runs"
 python3 scripts/profile-table.py --runner benches/target/ci/dbus-matrix --check
+if [ -z "${IN_NIX_SHELL:-}" ]; then
+  step "install-deps-debian.sh waits for dpkg's lock while another process holds it (scripts/install-deps-lock-test.py)"
+  python3 scripts/install-deps-lock-test.py
+fi
 step "the results site: built from docs/results, driven in headless Chromium from file:// (scripts/site.sh)"
 bash scripts/site.sh
 step "the Nix checks of the host: the VM script against real buses, the dev shell's scans, deadnix, nixpkgs-fmt, actionlint"
