@@ -4,7 +4,7 @@
 //! adapter's peer-to-peer server gets such a call here; it may drop the call
 //! or close that connection, but it must live on and answer the next peer.
 
-use std::io::{Read, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::net::UnixStream;
 use std::path::Path;
 use std::process::{Child, Stdio};
@@ -91,27 +91,36 @@ fn serves_peer_to_peer(adapter: &RepoAdapter) -> bool {
         .any(|s| s["id"] == "call/void" && s["supported"] == true && s["p2p_supported"] == true)
 }
 
-/// Starts `adapter`'s peer-to-peer server on `socket`.
+/// Starts `adapter`'s peer-to-peer server on `socket` and waits for its
+/// READY (the contract's word once it accepts peers: the socket file exists
+/// from bind(2), before listen(2), when a connection is still refused).
 fn serve(adapter: &RepoAdapter, socket: &Path) -> Server {
     let mut child = adapter
         .command()
         .args(["serve", "--p2p-socket", socket.to_str().unwrap()])
         .stdin(Stdio::null())
-        .stdout(Stdio::null())
+        .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    // READY goes to stdout once the socket listens; the socket is what a peer needs.
+    let stdout = child.stdout.take().unwrap();
+    let (ready, said) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if line.trim() == harness::contract::READY {
+                let _ = ready.send(());
+            }
+        }
+    });
     let start = Instant::now();
-    while !socket.exists() {
+    while said.recv_timeout(Duration::from_millis(20)).is_err() {
         let status = child.try_wait().unwrap();
         assert!(
             status.is_none(),
-            "{}: the p2p server exited ({status:?}) before listening",
+            "{}: the p2p server exited ({status:?}) before READY",
             adapter.id
         );
-        assert!(start.elapsed() < Duration::from_secs(60), "{}: no socket", adapter.id);
-        std::thread::sleep(Duration::from_millis(20));
+        assert!(start.elapsed() < Duration::from_secs(60), "{}: no READY", adapter.id);
     }
     Server(child)
 }
