@@ -197,7 +197,8 @@ for lock in sys.argv[1:]:
     runner=$("${nix_cmd[@]}" build "${flake_args[@]}" --no-link --json "$repo#packages.$system.default" 2>>"$logs/run.log" | out_paths)
     say "nix run: $runner/bin/dbus-matrix run --profile smoke --adapters raw,rustbus-0.19 --buses dbus-daemon"
     mkdir -p "$work/results"
-    if "${nix_cmd[@]}" run "${flake_args[@]}" "$repo#default" -- run --profile smoke --adapters raw,rustbus-0.19 \
+    # apps.dbus-matrix: the wrapped runner (apps.default is the quick profile's `run`).
+    if "${nix_cmd[@]}" run "${flake_args[@]}" "$repo#dbus-matrix" -- run --profile smoke --adapters raw,rustbus-0.19 \
       --buses dbus-daemon --out "$work/results" >>"$logs/run.log" 2>&1; then
       say "nix run: $(tail -n 1 "$logs/run.log")"
     else

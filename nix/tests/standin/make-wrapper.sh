@@ -11,7 +11,9 @@ makeWrapper() {
   mkdir -p "$(dirname "$wrapper")"
   local flags=() argv0='"$0"'
   {
-    echo "#!$SHELL"
+    # The stand-in's own shell, as nixpkgs' hook writes its own (@shell@):
+    # never $SHELL, which a build user's login shell (nologin) can be.
+    echo "#!/bin/bash"
     while [ "$#" -gt 0 ]; do
       case $1 in
         --set) printf 'export %s=%q\n' "$2" "$3"; shift 3 ;;
