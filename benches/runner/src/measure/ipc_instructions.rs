@@ -207,6 +207,10 @@ pub fn count(cg: &Callgrind, w: &IpcWindow, interrupted: &AtomicBool) -> Result<
 }
 
 #[cfg(test)]
+#[path = "window_count_tests.rs"]
+mod window_count_tests;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
