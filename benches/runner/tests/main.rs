@@ -38,6 +38,7 @@ mod in_flight;
 mod instructions;
 mod interop;
 mod ipc_costs;
+mod ipc_counts;
 mod ipc_run;
 mod list_catalogue;
 mod matrix_smoke;

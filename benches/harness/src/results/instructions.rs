@@ -52,4 +52,11 @@ impl IpcInstructions {
 pub struct ProcessInstructions {
     pub role: String,
     pub instructions_per_op: f64,
+    /// The same per thread (callgrind's `--separate-threads`), in the order
+    /// callgrind numbers them (the first is the process's main thread; for
+    /// a role of several processes, such as dbus-broker and its launcher,
+    /// process after process). A runtime's helper threads move with the
+    /// schedule while the thread that calls does not. Empty in older files.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub threads: Vec<f64>,
 }

@@ -291,6 +291,7 @@ mod tests {
             processes: vec![ProcessInstructions {
                 role: "client".into(),
                 instructions_per_op: 14150.0,
+                threads: vec![],
             }],
             hardware_unavailable: None,
             notes: vec![],

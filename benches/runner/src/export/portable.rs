@@ -77,10 +77,12 @@ mod tests {
                 ProcessInstructions {
                     role: "client".into(),
                     instructions_per_op: 14150.0,
+                    threads: vec![],
                 },
                 ProcessInstructions {
                     role: "bus".into(),
                     instructions_per_op: 90138.0,
+                    threads: vec![],
                 },
             ],
             hardware_unavailable: None,

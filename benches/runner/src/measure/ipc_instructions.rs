@@ -73,6 +73,8 @@ impl Callgrind {
             "--vgdb=yes".into(),
             format!("--vgdb-prefix={}", self.vgdb_prefix().display()).into(),
             format!("--callgrind-out-file={}/callgrind.%p", self.dir.display()).into(),
+            // A file per thread: the calling thread apart from a runtime's helpers.
+            "--separate-threads=yes".into(),
             // Its own log goes to a file: a process's stderr stays its own.
             format!("--log-file={}/valgrind.%p.log", self.dir.display()).into(),
         ]
@@ -120,33 +122,55 @@ impl Callgrind {
         self.vgdb(pid, "zero")
     }
 
-    /// Dumps the counters of process `pid`: the instructions since the last zero.
-    pub fn dump(&self, pid: u32) -> Result<u64> {
+    /// Dumps the counters of process `pid`: the instructions of each of its
+    /// threads since the last zero, in callgrind's thread order.
+    pub fn dump(&self, pid: u32) -> Result<Vec<u64>> {
         let before = self.dumps(pid)?;
         self.vgdb(pid, "dump")?;
-        let (_, file) = self
-            .dumps(pid)?
-            .into_iter()
-            .filter(|d| !before.contains(d))
+        let new: Vec<Dump> = self.dumps(pid)?.into_iter().filter(|d| !before.contains(d)).collect();
+        let part = new
+            .iter()
+            .map(|d| d.part)
             .max()
             .with_context(|| format!("callgrind wrote no dump for process {pid}"))?;
-        let text = std::fs::read_to_string(&file).with_context(|| format!("reading {}", file.display()))?;
-        totals(&text).with_context(|| format!("no instruction total in {}", file.display()))
+        let mut threads: Vec<&Dump> = new.iter().filter(|d| d.part == part).collect();
+        threads.sort_by_key(|d| d.thread);
+        threads
+            .into_iter()
+            .map(|d| {
+                let text = std::fs::read_to_string(&d.path).with_context(|| format!("reading {}", d.path.display()))?;
+                totals(&text).with_context(|| format!("no instruction total in {}", d.path.display()))
+            })
+            .collect()
     }
 
-    /// The dump files of `pid` (`callgrind.PID.N`), by N.
-    fn dumps(&self, pid: u32) -> Result<Vec<(u64, PathBuf)>> {
+    /// The dump files of `pid`: `callgrind.PID.N-TT` (dump N of thread TT),
+    /// or `callgrind.PID.N` from a run without `--separate-threads`.
+    fn dumps(&self, pid: u32) -> Result<Vec<Dump>> {
         let prefix = format!("callgrind.{pid}.");
         let entries = std::fs::read_dir(&self.dir).with_context(|| format!("reading {}", self.dir.display()))?;
         Ok(entries
             .filter_map(Result::ok)
             .filter_map(|e| {
                 let name = e.file_name().to_string_lossy().to_string();
-                let n = name.strip_prefix(&prefix)?.parse().ok()?;
-                Some((n, e.path()))
+                let rest = name.strip_prefix(&prefix)?;
+                let (part, thread) = rest.split_once('-').unwrap_or((rest, "1"));
+                Some(Dump {
+                    part: part.parse().ok()?,
+                    thread: thread.parse().ok()?,
+                    path: e.path(),
+                })
             })
             .collect())
     }
+}
+
+/// One file callgrind wrote when asked to dump.
+#[derive(PartialEq)]
+struct Dump {
+    part: u64,
+    thread: u64,
+    path: PathBuf,
 }
 
 /// The counted client and the other processes of the cell (already running
@@ -186,13 +210,15 @@ pub fn count(cg: &Callgrind, w: &IpcWindow, interrupted: &AtomicBool) -> Result<
     client.expect(WINDOW_END, w.timeout, interrupted)?;
     let mut processes = Vec::new();
     for (role, pids) in &roles {
-        let mut sum = 0;
+        let mut threads = Vec::new();
         for &pid in *pids {
-            sum += cg.dump(pid).map_err(|e| format!("{e:#}"))?;
+            threads.extend(cg.dump(pid).map_err(|e| format!("{e:#}"))?);
         }
+        let per_op = |n: u64| n as f64 / ITERATIONS as f64;
         processes.push(ProcessInstructions {
             role: role.to_string(),
-            instructions_per_op: sum as f64 / ITERATIONS as f64,
+            instructions_per_op: per_op(threads.iter().sum()),
+            threads: threads.into_iter().map(per_op).collect(),
         });
     }
     client.send(GO)?;
