@@ -2,12 +2,13 @@
 //! codec: SASL EXTERNAL, Hello, method calls, raw send and receive. Used for
 //! readiness checks, tests and monitors; not benchmarked.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::Write;
 use std::os::unix::net::UnixStream;
 use std::path::Path;
 use std::time::Duration;
 
-use anyhow::{bail, ensure, Context, Result};
+use anyhow::{bail, Context, Result};
+use harness::ipc::stream;
 use harness::wire::{self, Message, Value};
 
 pub struct RawConnection {
@@ -47,26 +48,8 @@ impl RawConnection {
         let stream = UnixStream::connect(socket).with_context(|| format!("connecting to {}", socket.display()))?;
         stream.set_read_timeout(Some(timeout))?;
         stream.set_write_timeout(Some(timeout))?;
-        // SAFETY: getuid cannot fail.
-        let uid = unsafe { libc::getuid() };
-        let hex: String = uid.to_string().bytes().map(|b| format!("{b:02x}")).collect();
         let mut s = stream.try_clone()?;
-        s.write_all(format!("\0AUTH EXTERNAL {hex}\r\n").as_bytes())?;
-        let mut line = String::new();
-        // Read only the one line; the BufReader is dropped before binary traffic.
-        BufReader::new(&stream).take(512).read_line(&mut line)?;
-        ensure!(line.starts_with("OK "), "authentication refused: {:?}", line.trim());
-        if unix_fds {
-            s.write_all(b"NEGOTIATE_UNIX_FD\r\n")?;
-            line.clear();
-            BufReader::new(&stream).take(512).read_line(&mut line)?;
-            ensure!(
-                line.starts_with("AGREE_UNIX_FD"),
-                "the bus refused Unix fd passing: {:?}",
-                line.trim()
-            );
-        }
-        s.write_all(b"BEGIN\r\n")?;
+        stream::authenticate(&mut s, unix_fds)?;
         Ok(RawConnection {
             stream,
             serial: 0,
@@ -192,31 +175,7 @@ impl RawConnection {
 
     /// Reads the bytes of one whole message, undecoded (either byte order).
     pub fn recv_frame(&mut self) -> Result<Vec<u8>> {
-        let mut fixed = [0u8; 16];
-        self.stream
-            .read_exact(&mut fixed)
-            .context("receiving a message header")?;
-        let word = |at: usize| {
-            let b: [u8; 4] = fixed[at..at + 4].try_into().unwrap();
-            match fixed[0] {
-                b'B' => u32::from_be_bytes(b),
-                _ => u32::from_le_bytes(b),
-            }
-        };
-        ensure!(
-            matches!(fixed[0], b'l' | b'B'),
-            "not a D-Bus message: endianness byte {:#04x}",
-            fixed[0]
-        );
-        let body_len = word(4) as usize;
-        let fields_len = word(12) as usize;
-        let header_len = (16 + fields_len).div_ceil(8) * 8;
-        let mut bytes = fixed.to_vec();
-        bytes.resize(header_len + body_len, 0);
-        self.stream
-            .read_exact(&mut bytes[16..])
-            .context("receiving a message")?;
-        Ok(bytes)
+        stream::read_frame(&mut self.stream)
     }
 
     /// Installs `rules` with AddMatch, pipelined: every call is written (by a

@@ -37,6 +37,7 @@ pub mod raw_server;
 pub mod standard;
 pub mod startup;
 pub mod storm;
+pub mod stream;
 pub mod subscription;
 
 pub use application::AppOp;

@@ -4,13 +4,13 @@
 //! adapter's peer-to-peer server gets such a call here; it may drop the call
 //! or close that connection, but it must live on and answer the next peer.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;
 use std::path::Path;
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-use harness::ipc::{Method, INTERFACE, OBJECT_PATH};
+use harness::ipc::{stream, Method, INTERFACE, OBJECT_PATH};
 use harness::wire::{self, Value};
 
 use crate::common::*;
@@ -20,23 +20,7 @@ use crate::common::*;
 fn peer(socket: &Path, what: &str) -> UnixStream {
     let mut s = UnixStream::connect(socket).unwrap_or_else(|e| panic!("{what}: connecting: {e}"));
     s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
-    // SAFETY: getuid cannot fail.
-    let uid = unsafe { libc::getuid() };
-    let hex: String = uid.to_string().bytes().map(|b| format!("{b:02x}")).collect();
-    s.write_all(format!("\0AUTH EXTERNAL {hex}\r\n").as_bytes()).unwrap();
-    let mut line = Vec::new();
-    let mut b = [0u8; 1];
-    while b[0] != b'\n' {
-        s.read_exact(&mut b)
-            .unwrap_or_else(|e| panic!("{what}: the SASL exchange: {e}"));
-        line.push(b[0]);
-    }
-    assert!(
-        line.starts_with(b"OK "),
-        "{what}: SASL: {}",
-        String::from_utf8_lossy(&line)
-    );
-    s.write_all(b"BEGIN\r\n").unwrap();
+    stream::authenticate(&mut s, false).unwrap_or_else(|e| panic!("{what}: the SASL exchange: {e:#}"));
     s
 }
 
@@ -53,15 +37,7 @@ fn void_call(serial: u32) -> Vec<u8> {
 /// Reads messages until the reply to `serial`; `None` if the connection ends first.
 fn reply_to(s: &mut UnixStream, serial: u32) -> Option<wire::Message> {
     loop {
-        let mut fixed = [0u8; 16];
-        s.read_exact(&mut fixed).ok()?;
-        assert_eq!(fixed[0], b'l', "a little-endian reply");
-        let word = |at: usize| u32::from_le_bytes(fixed[at..at + 4].try_into().unwrap()) as usize;
-        let header_len = (16 + word(12)).div_ceil(8) * 8;
-        let mut bytes = fixed.to_vec();
-        bytes.resize(header_len + word(4), 0);
-        s.read_exact(&mut bytes[16..]).ok()?;
-        let m = wire::decode_message(&bytes).unwrap();
+        let m = stream::read_message(s).ok()?;
         if m.header.field(wire::FIELD_REPLY_SERIAL) == Some(&Value::U32(serial)) {
             return Some(m);
         }

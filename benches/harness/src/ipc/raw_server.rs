@@ -9,7 +9,7 @@
 //! The same connection serves [`super::startup`]'s tree of objects
 //! (`proxy/startup/<n>`, [`serve_startup`]). Not benchmarked itself: it only answers.
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::os::unix::net::UnixStream;
 use std::path::Path;
 use std::sync::mpsc;
@@ -20,7 +20,7 @@ use anyhow::{bail, ensure, Context, Result};
 use super::application::{self as app, SharedTally};
 use super::proxied::{self, ProxyServer, Reply};
 use super::startup::{self, SharedStartupTally, StartupServer};
-use super::Transport;
+use super::{stream, Transport};
 use crate::wire::{self, Message, Value};
 
 /// A running server: the well-known name it owns on the bus (the one to call),
@@ -49,38 +49,7 @@ impl Conn {
     }
 
     fn recv(&mut self) -> Result<Message> {
-        let mut fixed = [0u8; 16];
-        self.stream.read_exact(&mut fixed).context("reading from the bus")?;
-        ensure!(fixed[0] == b'l' || fixed[0] == b'B', "not a D-Bus message");
-        let word = |at: usize| {
-            let b: [u8; 4] = fixed[at..at + 4].try_into().expect("4 bytes");
-            if fixed[0] == b'B' {
-                u32::from_be_bytes(b)
-            } else {
-                u32::from_le_bytes(b)
-            }
-        };
-        let header_len = (16 + word(12) as usize).div_ceil(8) * 8;
-        let mut bytes = fixed.to_vec();
-        bytes.resize(header_len + word(4) as usize, 0);
-        self.stream
-            .read_exact(&mut bytes[16..])
-            .context("reading from the bus")?;
-        Ok(wire::decode_message(&bytes)?)
-    }
-
-    /// Reads one line of the SASL exchange, byte by byte (nothing binary is read ahead).
-    fn line(&mut self) -> Result<String> {
-        let mut line = Vec::new();
-        let mut b = [0u8; 1];
-        while line.len() < 512 {
-            self.stream.read_exact(&mut b).context("reading the SASL reply")?;
-            if b[0] == b'\n' {
-                return Ok(String::from_utf8_lossy(&line).trim_end().to_string());
-            }
-            line.push(b[0]);
-        }
-        bail!("the SASL reply is longer than 512 bytes")
+        stream::read_message(&mut self.stream).context("reading from the bus")
     }
 
     /// Connects, authenticates with our uid, says Hello; returns the unique name.
@@ -88,13 +57,7 @@ impl Conn {
         let stream = UnixStream::connect(socket).with_context(|| format!("connecting to {}", socket.display()))?;
         stream.set_read_timeout(Some(Duration::from_secs(30)))?;
         let mut c = Conn { stream, serial: 0 };
-        // SAFETY: getuid cannot fail.
-        let uid = unsafe { libc::getuid() };
-        let hex: String = uid.to_string().bytes().map(|b| format!("{b:02x}")).collect();
-        c.stream.write_all(format!("\0AUTH EXTERNAL {hex}\r\n").as_bytes())?;
-        let ok = c.line()?;
-        ensure!(ok.starts_with("OK "), "the bus refused authentication: {ok:?}");
-        c.stream.write_all(b"BEGIN\r\n")?;
+        stream::authenticate(&mut c.stream, false).context("authenticating to the bus")?;
         c.send(
             wire::MESSAGE_METHOD_CALL,
             vec![
