@@ -76,8 +76,8 @@ pub fn count(bin: &Path, scenario: &str, scratch: &Path, timeout: Duration, inte
 /// vgdb ([`super::ipc_instructions`]) `totals:` (the sum of the file's cost
 /// lines) kept costs the zero did not reset: dbus-daemon's count of 20
 /// `call/void` served by zbus-6 read 4,389,954 there against a summary of
-/// 2,090,271, while the summary of a window of 20 dbus-send calls matched
-/// the difference of two whole runs within 0.005% (docs/results/2026-12-08-counts-after-a-zero.md).
+/// 2,090,271, while the summary of a window of GetId calls matches the
+/// difference of two whole runs (docs/results/2026-12-08-counts-after-a-zero.md).
 pub(crate) fn totals(text: &str) -> Option<u64> {
     let line = text
         .lines()
