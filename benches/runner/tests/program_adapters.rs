@@ -73,7 +73,12 @@ fn a_program_adapter_runs_from_its_path_with_figures_from_its_raw_samples() {
         .unwrap();
     assert!(here.status.success(), "{}", text(&here));
     assert_eq!(a.version, String::from_utf8(here.stdout).unwrap().trim());
-    assert!(a.version.starts_with("0.8."), "jeepney-0.8 runs jeepney {}", a.version);
+    // The row's version is host mode's (Debian 12's); in mode nix the row
+    // runs nixpkgs' jeepney, 0.9 (docs/nix.md, "Versions"), and the build
+    // of checks.cargo-nextest failed here on it (2026-12-08).
+    if build_mode().is_none() {
+        assert!(a.version.starts_with("0.8."), "jeepney-0.8 runs jeepney {}", a.version);
+    }
     assert!(
         a.runtime
             .as_deref()

@@ -4,7 +4,7 @@
 # and setup hooks rely on (runHook with the `<name>Hooks` arrays, the phase
 # list and its `dont*`/`do*` switches, unpacking a directory or a tarball,
 # the inputs' bin/ directories and setup hooks, addEnvHooks, patchShebangs
-# in the fixup phase). Left out, said in docs/nix.md: stripping, patchelf,
+# in the fixup phase, failureHook/exitHook when the builder exits). Left out, said in docs/nix.md: stripping, patchelf,
 # multiple-output moves, cross offsets (every input is native here).
 __standin_set_original=$-
 set -eu
@@ -43,6 +43,21 @@ runHook() {
   done
   return 0
 }
+
+# As nixpkgs' setup.sh: when the builder exits, runHook failureHook if it
+# failed, exitHook if it did not (checks.cargo-nextest removes its short
+# TMPDIR from both).
+exitHandler() {
+  local exitCode=$?
+  set +e
+  if [ "$exitCode" -ne 0 ]; then
+    runHook failureHook
+  else
+    runHook exitHook
+  fi
+  exit "$exitCode"
+}
+trap exitHandler EXIT
 
 # Called with each input's path by activate below (pkg-config's hook in
 # nixpkgs adds the input's lib/pkgconfig this way).
