@@ -69,12 +69,13 @@ fn ipc_counts_hold_on_a_rerun_per_process_and_thread() {
     // zbus-6's client runs its connection on a thread of its own.
     let zbus_client = &first[&("zbus-6".to_string(), "client".to_string())];
     assert!(zbus_client.1.len() >= 2, "zbus-6's client threads: {:?}", zbus_client.1);
-    // Single-threaded processes (rustbus's client and server, dbus-daemon)
-    // count the same whatever the schedule; zbus-6's client moves with it
-    // (its runtime's threads; up to 5% beside a CPU hog), so it is only
-    // checked to be counted, above.
+    // rustbus (blocking calls on one thread) and the bus count the same
+    // whatever the schedule. zbus-6's client and server run async executors
+    // whose polls follow how the bytes arrive: its client moved up to 5%
+    // beside a CPU hog, its server 0.82% in the Nix check's build under
+    // load; they are only checked to be counted, above.
     for (key, (a, _)) in &first {
-        if key.0 == "zbus-6" && key.1 == "client" {
+        if key.0 == "zbus-6" && key.1 != "bus" {
             continue;
         }
         let (b, _) = second.get(key).unwrap_or_else(|| panic!("{key:?} counted once only"));
