@@ -26,6 +26,23 @@ struct Bus {
     address: String,
 }
 
+/// A failed assertion must leave no daemon running.
+impl Drop for Bus {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The test's directory, removed however the test ends.
+struct Scratch(std::path::PathBuf);
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
 /// dbus-daemon under `cg`'s callgrind, its address read from stdout.
 fn start(cg: &Callgrind, dir: &Path) -> Bus {
     let conf = dir.join("bus.conf");
@@ -164,7 +181,8 @@ fn a_zeroed_window_counts_what_two_whole_runs_differ_by() {
         let _ = writeln!(std::io::stderr(), "SKIPPED: {} not on PATH", missing.join(", "));
         return;
     }
-    let root = std::env::temp_dir().join(format!("dmw-{}", std::process::id()));
+    let scratch = Scratch(std::env::temp_dir().join(format!("dmw-{}", std::process::id())));
+    let root = &scratch.0;
     let whole = |n: u32, name: &str| {
         let dir = root.join(name);
         let cg = Callgrind::new(&dir.join("cg")).unwrap();
@@ -186,7 +204,6 @@ fn a_zeroed_window_counts_what_two_whole_runs_differ_by() {
     let window = cg.dump(bus.child.id()).unwrap().iter().sum::<u64>() as f64 / f64::from(CALLS);
     drop(client);
     stop(bus, &dir.join("cg"));
-    std::fs::remove_dir_all(&root).unwrap();
 
     // The window adds only vgdb's two wake-ups (tens of instructions per call).
     let off = (window - truth) / truth;
